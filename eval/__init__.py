@@ -1,0 +1,1 @@
+"""Evaluation and benchmark tooling for Docent (run as ``python -m eval.<tool>``)."""

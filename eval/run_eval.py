@@ -1,0 +1,138 @@
+"""Retrieval evaluation: `python -m eval.run_eval --data-dir ../shared/eval-data --corpus rfc`.
+
+Indexes each corpus once (cached under `--cache-dir`, keyed by the settings
+that change chunks; unchanged files are skipped by the incremental build),
+runs every gold query through the real retrieval engine and reports
+recall@5/10/20, MRR@10 and nDCG@10 (first stage and final), latency
+percentiles and per-dimension slices. Works the same on your own folder:
+`--docs FOLDER --gold FILE.jsonl`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from eval.corpora import ALL, Corpus, custom_corpus, known_corpora, load_gold
+from eval.report import format_table, summarise
+
+MODES = ("hybrid", "vector_only", "fts_only")
+log = logging.getLogger("eval.run_eval")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m eval.run_eval", description=__doc__.split("\n")[0])
+    p.add_argument("--data-dir", type=Path, default=Path("../shared/eval-data"))
+    p.add_argument("--corpus", choices=(*ALL, "all"), help="a known corpus, or all of them")
+    p.add_argument("--docs", type=Path, help="your own folder of documents")
+    p.add_argument("--gold", type=Path, help="your own gold file (jsonl: id, query, expected, match)")
+    p.add_argument("--case-sensitive", action="store_true", help="relevance without lower-casing (--gold)")
+    p.add_argument("--mode", choices=MODES, default=None)
+    p.add_argument("--compare-modes", action="store_true", help="run hybrid, vector_only and fts_only")
+    p.add_argument("--rerank", action="store_true", help="enable the configured reranker")
+    p.add_argument("--k", type=int, default=20)
+    p.add_argument("--limit", type=int, default=0, help="evaluate only the first N rows")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a setting (e.g. chunk_tokens=256); repeatable")
+    p.add_argument("--cache-dir", type=Path, default=Path("eval/.cache"))
+    p.add_argument("--json-out", type=Path)
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args(argv)
+    if bool(args.docs) != bool(args.gold):
+        p.error("--docs and --gold go together")
+    if not args.corpus and not args.docs:
+        p.error("give --corpus or --docs/--gold")
+    return args
+
+
+def _overrides(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects NAME=VALUE, got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _index_name(corpus: Corpus, settings: Any) -> str:
+    """Cache key: corpus plus every setting that changes what is stored."""
+    key = json.dumps([corpus.name, [str(s) for s in corpus.sources], settings.chunk_tokens,
+                      settings.chunk_overlap_sentences, settings.embedding_model,
+                      settings.embedding_max_tokens, settings.ocr_engine], sort_keys=True)
+    slug = "".join(ch if ch.isalnum() else "_" for ch in corpus.name)
+    return f"eval_{slug}_{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+
+
+def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from rag_system.indexing.builder import build_index
+    from rag_system.retrieval.engine import RetrievalEngine
+
+    index = _index_name(corpus, settings)
+    summary = build_index(list(corpus.sources), index, settings, embedder=embedder)
+    log.info("index %s: %s", index, json.dumps(summary.to_json()["files"]))
+    rows = load_gold(corpus.gold)
+    if args.limit:
+        rows = rows[: args.limit]
+    engine = RetrievalEngine(settings, embedder)
+    modes = MODES if args.compare_modes else (args.mode or settings.retrieval_mode,)
+    runs = []
+    for mode in modes:
+        options = engine.options(mode=mode, k=args.k)
+        results = []
+        for row in rows:
+            result = engine.retrieve(index, row.query, options)
+            results.append((row, result))
+        arm = {"mode": mode, "rerank": bool(args.rerank), "k": args.k,
+               "chunk_tokens": settings.chunk_tokens, "fts_stem": settings.fts_stem,
+               "fts_remove_stop_words": settings.fts_remove_stop_words,
+               "embedding_model": embedder.identity.model_id}
+        run = summarise(corpus, arm, results)
+        run["index"] = {"name": index, "chunks": summary.index_chunks, "documents": summary.index_documents,
+                        "build_seconds": round(summary.seconds, 1)}
+        runs.append(run)
+    return runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    from rag_system.config import load_settings
+    from rag_system.indexing.embedder import Embedder
+
+    overrides = _overrides(args.set)
+    settings = load_settings().with_overrides(data_dir=str(args.cache_dir), **overrides)
+    if args.docs:
+        corpora = [custom_corpus(args.docs, args.gold, args.case_sensitive)]
+    else:
+        known = known_corpora(args.data_dir)
+        names = ALL if args.corpus == "all" else (args.corpus,)
+        corpora = [known[n] for n in names]
+    missing = [str(s) for c in corpora for s in (*c.sources, *c.gold) if not s.exists()]
+    if missing:
+        sys.stderr.write("error: missing evaluation data: " + ", ".join(missing) + "\n")
+        return 2
+    embedder = Embedder.from_settings(settings)
+    all_runs: list[dict[str, Any]] = []
+    for corpus in corpora:
+        sys.stderr.write(f"== {corpus.name}\n")
+        runs = run_corpus(corpus, settings, embedder, args)
+        all_runs.extend(runs)
+        sys.stdout.write(format_table(runs) + "\n")
+        sys.stdout.flush()
+    if len(corpora) > 1 or args.compare_modes:
+        sys.stdout.write("\n== summary\n" + format_table(all_runs) + "\n")
+    if args.json_out:
+        payload: Any = all_runs[0] if len(all_runs) == 1 else all_runs
+        args.json_out.write_text(json.dumps(payload, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

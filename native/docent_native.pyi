@@ -1,0 +1,217 @@
+"""Type stubs for ``docent_native``, Docent's Rust extension (see DESIGN.md §6).
+
+Every function is pure (no global state) and releases the GIL for its heavy
+work. Pure-Python reference implementations with identical results live in
+``eval/native_reference.py``; the property tests hold the two equal.
+"""
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+__version__: str
+
+def sha256_files(
+    paths: Sequence[str | os.PathLike[str]], chunk_size: int = 1048576
+) -> list[str]:
+    """Return the lowercase-hex SHA-256 of each file, in input order.
+
+    Files are streamed ``chunk_size`` bytes at a time (never loaded whole) and
+    hashed in parallel across files by a pool sized to the available CPUs, so
+    fingerprinting a large corpus is bounded in memory and uses every core.
+
+    Raises:
+        ValueError: ``chunk_size`` is not between 1 and 67108864 (64 MiB).
+        OSError: a file cannot be opened or read; the subclass follows the
+            errno as with ``open()`` (``FileNotFoundError`` for a missing file,
+            ``IsADirectoryError``, ``PermissionError``...), and ``filename`` is
+            the path as given. When several files fail, the first failing one
+            in input order is reported.
+    """
+
+def sha256_bytes(data: bytes) -> str:
+    """Return the lowercase-hex SHA-256 of ``data`` (same as ``hashlib``)."""
+
+def rrf_fuse(
+    rankings: Sequence[Sequence[str]],
+    k: float = 60.0,
+    weights: Sequence[float] | None = None,
+    limit: int | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse best-first rankings with reciprocal-rank fusion (RRF).
+
+    Scoring: the key at 1-based rank ``r`` of ranking ``i`` contributes
+    ``weights[i] / (k + r)`` (weight 1.0 when ``weights`` is None). A key
+    repeated within one ranking counts only at its first (best) position;
+    later repeats are skipped and do not shift the ranks of following keys.
+    A key's score is summed in ranking order starting from 0.0, so results are
+    bit-identical to the Python reference.
+
+    Ordering (total, deterministic): fused score descending; ties broken by
+    (1) best rank across all rankings, ascending; then (2) index of the first
+    ranking in which the key appears, ascending; then (3) the key string,
+    ascending (Unicode code-point order, like Python ``str`` comparison).
+
+    Returns ``(key, score)`` pairs, at most ``limit`` of them (all when
+    ``limit`` is None). Keys with weight-0 contributions only are still
+    returned, with score 0.0.
+
+    Raises:
+        ValueError: ``k`` is not finite and > 0 (``"k must be finite and > 0"``);
+            ``weights`` length differs from the number of rankings
+            (``"weights has N entries but there are M rankings"``); a weight is
+            negative or not finite (``"weights[i] must be finite and >= 0"``);
+            ``limit`` is negative (``"limit must be >= 0"``). Checked in that
+            order.
+        TypeError: a ranking is a ``str`` or contains a non-``str`` key.
+    """
+
+def evidence_contrast(similarities: Sequence[float]) -> float:
+    """How far the best similarity stands out from the rest ("evidence sufficiency").
+
+    The values are sorted descending (IEEE total order, so ``0.0`` ranks above
+    ``-0.0``); ``top`` is the first and the background is all the others. With
+    ``n`` background values, ``mean = (((0.0 + b0) + b1) + ...) / n`` and
+    ``std = sqrt((((0.0 + d0*d0) + d1*d1) + ...) / n)`` with ``di = bi - mean``
+    (population standard deviation, plain left-to-right sums in sorted order).
+    Returns ``(top - mean) / max(std, 0.01)``, bit-identical to the Python
+    reference; ``0.0`` when there are fewer than two values. Input order does
+    not matter. Huge magnitudes (around 1e154 and beyond) overflow to inf/nan
+    following IEEE-754, identically on both sides.
+
+    The 0.01 floor exists because a background of (nearly) equal similarities,
+    e.g. a tiny corpus or duplicated chunks, has a spread of ~0, and the ratio
+    would explode to huge or infinite values driven by rounding noise; spreads
+    below 0.01 count as "no spread", so a top hit 0.05 above a flat background
+    scores 5. The GIL is released for 4096 values or more.
+
+    Raises:
+        ValueError: a value is NaN or infinite (``"similarities must be finite"``),
+            checked before the length.
+        TypeError: ``similarities`` is not a sequence of numbers.
+    """
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Split ``text`` into sentences, as ``(start, end)`` ``str`` indexes.
+
+    Spans are ordered, non-empty and whitespace-trimmed (whitespace is
+    ``str.isspace()``); every non-whitespace character is in exactly one span
+    and only whitespace lies between spans, so ``text[start:end]`` is the
+    verbatim sentence. Each maximal whitespace run ``text[k:m]`` strictly inside
+    the text is tested, with ``start`` the current sentence's first character:
+
+    1. Blank line: the run contains two or more ``"\\n"`` -> boundary.
+    2. Line structure: the run contains one ``"\\n"`` and the next line starts a
+       list item (``"-"``, ``"*"`` or ASCII digits + ``"."``, then whitespace),
+       or starts with ``"#"``, or the line just ended starts (after leading
+       whitespace) with ``"#"`` (Markdown headings are sentences) -> boundary.
+    3. Punctuation: ``text[start:k]`` ends with one or more of ``.!?…`` then
+       zero or more of ``"'”’)]``, and ``text[m]`` (optionally after one of
+       ``"'“‘([``) is an uppercase letter (``c.isupper() and c.isalnum()``), an
+       ASCII digit or ``"["`` -> boundary; except when no closing character
+       follows the punctuation, the last punctuation is ``"."``, and the last
+       whitespace-separated word before that dot, stripped of leading
+       ``("'“‘[`` and lower-cased (word characters only), is one of ``e.g i.e
+       etc vs cf al fig figs no nos vol pp p eq sec mr mrs ms dr prof st inc ltd
+       co corp jr sr approx dept est`` or is a single letter (``str.isalpha()``).
+    4. Trailing citations: when rule 3 applies, the run has no ``"\\n"`` and
+       ``text[m:]`` starts with citation markers (see ``parse_citations``),
+       separated only by whitespace other than ``"\\n"`` and followed by
+       whitespace or the end of the text, the markers end the previous
+       sentence: ``"It is red. [1] Next one."`` -> ``"It is red. [1]"``,
+       ``"Next one."``.
+
+    Rules 1-2 take precedence over 3-4. Deterministic; equal to
+    ``eval.native_reference.split_sentences_reference`` for every ``str``
+    (character classes are Python's ``str.isspace``/``\\w``/``isupper``/
+    ``isalpha``/``lower``, pinned to Unicode 14.0 by ``native/src/word_table.rs``).
+    The GIL is released for texts of 4 KiB (UTF-8) or more.
+
+    Raises:
+        UnicodeEncodeError: ``text`` contains a lone surrogate.
+    """
+
+def parse_citations(text: str) -> list[tuple[int, int, list[int]]]:
+    """Split ``text`` with ``split_sentences`` and list each sentence's citations.
+
+    Returns ``(start, end, numbers)`` per sentence; ``numbers`` are the cited
+    block numbers in order of first appearance, without duplicates. A citation
+    marker is ``"["``, one or more elements separated by ``","`` (with any
+    number of spaces U+0020 before and after each comma), then ``"]"``; an
+    element is a number or an inclusive range ``n-m`` (hyphen or en dash ``–``,
+    no spaces) with ``n <= m`` expanding to at most 50 numbers; numbers are
+    ASCII digits without a leading zero, 1 to 9999. Anything else in brackets
+    (``[0]``, ``[01]``, ``[10000]``, ``[5-3]``, ``[1-60]``, ``[ 1]``, ``[1 ]``,
+    ``[^1]``, ``[a]``...) is not a citation and is plain text. Markers are
+    found left to right within each sentence; a bracket that is not a marker
+    is skipped one character at a time (``[[1]]`` cites 1).
+    The GIL is released for texts of 4 KiB (UTF-8) or more.
+
+    Raises:
+        UnicodeEncodeError: ``text`` contains a lone surrogate.
+    """
+
+def validate_citations(
+    answer: str, blocks: Sequence[str], min_quote_chars: int = 12
+) -> dict[str, Any]:
+    """Check an answer's citations against its numbered source blocks.
+
+    Block ``n`` is ``blocks[n - 1]``. Returns exactly these keys, in order:
+
+    * ``"sentences"``: ``[{"start", "end", "citations"}]``, as ``parse_citations``.
+    * ``"unknown"``: sorted unique cited numbers greater than ``len(blocks)``.
+    * ``"uncited"``: indexes of sentences with no citation that are not exempt.
+      Exempt: the sentence text starts with ``"#"`` (a heading), or it has
+      fewer than 2 words (maximal runs of ``\\w``) once its citation markers
+      are cut out (text on either side of a marker does not join).
+    * ``"bad_quotes"``: ``[{"sentence": i, "quote": q}]`` in sentence order,
+      then left to right. Quoted spans are ``"..."`` up to the next ``"``, or
+      ``“...`` up to the next ``”``, scanned left to right within the sentence
+      (an opening mark with no closing mark is ignored). ``q`` is the verbatim
+      text between the marks; spans shorter than ``min_quote_chars`` characters
+      are not checked. A checked quote is bad unless its normalised text
+      occurs in the normalised text of a candidate block: the existing blocks
+      the sentence cites, or every block if the sentence cites nothing (so a
+      sentence citing only unknown blocks, or any sentence when ``blocks`` is
+      empty, cannot verify a quote). Normalising = ``" ".join(s.split())``
+      then lower-casing each word character (``\\w``) with ``str.lower()``
+      (per character: Greek final sigma is not contextual).
+    * ``"valid"``: no unknown, no uncited, no bad quotes, and at least one
+      sentence cites something (an empty answer is not valid).
+
+    Equal to ``eval.native_reference.validate_citations_reference``. The GIL is
+    released when answer and blocks total 4 KiB (UTF-8) or more.
+
+    Raises:
+        ValueError: ``min_quote_chars`` is below 1 (``"min_quote_chars must be >= 1"``).
+        TypeError: ``blocks`` is a ``str`` or holds a non-``str``.
+        UnicodeEncodeError: a string contains a lone surrogate.
+    """
+
+def select_evidence_sentences(
+    query: str, blocks: Sequence[str], max_sentences: int = 3, min_overlap: float = 0.2
+) -> list[tuple[int, int, int, float]]:
+    """Pick the sentences of ranked ``blocks`` that best match ``query``.
+
+    Query terms: maximal runs of ``\\w`` in ``query`` of at least 3 characters,
+    lower-cased per character (``str.lower()``), minus a fixed list of 64
+    English stop words (``eval.native_reference.STOP_WORDS``), de-duplicated.
+    No terms -> ``[]``. Each block is split with ``split_sentences``; a sentence
+    with fewer than 4 words (``\\w`` runs) is skipped. Otherwise ``overlap =
+    (distinct terms equal to one of its lower-cased words) / (number of terms)``;
+    the sentence is kept when ``overlap >= min_overlap`` (so a NaN
+    ``min_overlap`` keeps nothing, and ``<= 0`` keeps every sentence of 4+
+    words) and scored ``overlap + 0.001 * (1 / (block_index + 1))``, a tie-break
+    favouring earlier (better-ranked) blocks.
+
+    Returns up to ``max_sentences`` ``(block_index, start, end, score)``, with
+    0-based ``block_index``, ``str`` indexes into that block, ordered by score
+    descending, then block index, then start. Scores are bit-identical to
+    ``eval.native_reference.select_evidence_sentences_reference``. The GIL is
+    released when query and blocks total 4 KiB (UTF-8) or more.
+
+    Raises:
+        ValueError: ``max_sentences`` is negative (``"max_sentences must be >= 0"``).
+        TypeError: ``blocks`` is a ``str`` or holds a non-``str``.
+        UnicodeEncodeError: a string contains a lone surrogate.
+    """

@@ -1,0 +1,265 @@
+//! Evidence scoring: does retrieval's best candidate stand out, and which
+//! sentences of the retrieved blocks best answer the query (for extractive
+//! answers).
+//!
+//! Float results are bit-identical to `eval/native_reference.py`: the same
+//! IEEE-754 operations run in the same order (sequential sums from `0.0`, no
+//! fused multiply-add, correctly rounded `sqrt`).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::chars::{fold_into, word_spans};
+use crate::sentences::split_chars;
+
+/// Lower bound on the background spread in [`evidence_contrast`]. Without it
+/// a background of (nearly) equal similarities, e.g. a tiny corpus or many
+/// duplicate chunks, gives a spread of ~0 and the ratio explodes to huge or
+/// infinite values driven by float noise; 0.01 treats any spread below one
+/// hundredth of a similarity unit as "no spread", so a best hit 0.05 above a
+/// flat background scores 5, not 1e15.
+pub const CONTRAST_STD_FLOOR: f64 = 0.01;
+
+/// Errors of [`evidence_contrast`]; `Display` is the exact `ValueError` text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContrastError {
+    /// A similarity is NaN or infinite.
+    NonFinite,
+}
+
+impl fmt::Display for ContrastError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ContrastError::NonFinite => write!(f, "similarities must be finite"),
+        }
+    }
+}
+
+impl std::error::Error for ContrastError {}
+
+/// How many (floored) standard deviations the best similarity lies above the
+/// mean of the others: `(top - mean) / max(std, 0.01)` over the values sorted
+/// descending (IEEE total order), `top` the first, background the rest;
+/// population standard deviation; `0.0` for fewer than two values.
+pub fn evidence_contrast(similarities: &[f64]) -> Result<f64, ContrastError> {
+    if similarities.iter().any(|x| !x.is_finite()) {
+        return Err(ContrastError::NonFinite);
+    }
+    if similarities.len() < 2 {
+        return Ok(0.0);
+    }
+    let mut sorted = similarities.to_vec();
+    // Equal under `total_cmp` means equal bits, so unstable sorting is exact.
+    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
+    let (top, background) = (sorted[0], &sorted[1..]);
+    let n = background.len() as f64;
+    let mut total = 0.0;
+    for &x in background {
+        total += x;
+    }
+    let mean = total / n;
+    let mut squares = 0.0;
+    for &x in background {
+        let d = x - mean;
+        squares += d * d;
+    }
+    let std = (squares / n).sqrt();
+    Ok((top - mean) / std.max(CONTRAST_STD_FLOOR))
+}
+
+/// Query words ignored when scoring sentences (lower-case; words shorter
+/// than 3 characters are dropped anyway).
+#[rustfmt::skip]
+pub const STOP_WORDS: [&str; 64] = [
+    "about", "after", "all", "also", "and", "any", "are", "because", "been", "before",
+    "between", "but", "can", "could", "did", "does", "each", "for", "from", "had", "has",
+    "have", "here", "how", "into", "its", "just", "more", "most", "not", "now", "only",
+    "other", "out", "over", "should", "some", "such", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "very", "was", "were",
+    "what", "when", "where", "which", "while", "who", "why", "will", "with", "would",
+    "you", "your",
+];
+
+/// Minimum length (characters, before folding) of a query word to be a term.
+pub const MIN_TERM_CHARS: usize = 3;
+/// Sentences with fewer words are never selected.
+pub const MIN_SENTENCE_WORDS: usize = 4;
+/// Weight of the rank bonus `BONUS * (1 / (block + 1))`.
+pub const BLOCK_BONUS: f64 = 0.001;
+
+/// One selected sentence: `block` (0-based), char offsets within that block,
+/// and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    pub block: usize,
+    pub start: usize,
+    pub end: usize,
+    pub score: f64,
+}
+
+/// Distinct query terms, each mapped to its first-appearance index: case-folded
+/// `\w` runs of at least [`MIN_TERM_CHARS`] characters, minus [`STOP_WORDS`].
+pub fn query_terms(query: &str) -> HashMap<String, usize> {
+    let chars: Vec<char> = query.chars().collect();
+    let mut terms = HashMap::new();
+    for (start, end) in word_spans(&chars) {
+        if end - start < MIN_TERM_CHARS {
+            continue;
+        }
+        let mut term = String::new();
+        chars[start..end]
+            .iter()
+            .for_each(|&c| fold_into(c, &mut term));
+        if !STOP_WORDS.contains(&term.as_str()) {
+            let next = terms.len();
+            terms.entry(term).or_insert(next);
+        }
+    }
+    terms
+}
+
+/// Pick up to `max_sentences` sentences of `blocks` that share the most
+/// query terms. A sentence (see [`split_chars`]) with at least
+/// [`MIN_SENTENCE_WORDS`] words has `overlap` = distinct query terms among
+/// its folded words / number of query terms; it is kept when
+/// `overlap >= min_overlap` and scored `overlap + 0.001 * (1 / (block + 1))`.
+/// Ordered by score descending, then block, then start. No terms -> empty.
+pub fn select_evidence_sentences<S: AsRef<str>>(
+    query: &str,
+    blocks: &[S],
+    max_sentences: usize,
+    min_overlap: f64,
+) -> Vec<Evidence> {
+    let terms = query_terms(query);
+    if terms.is_empty() || max_sentences == 0 {
+        return Vec::new();
+    }
+    let n_terms = terms.len() as f64;
+    // `seen[i] == stamp` marks term `i` as found in the current sentence.
+    let mut seen = vec![0usize; terms.len()];
+    let mut stamp = 0;
+    let mut word = String::new();
+    let mut kept = Vec::new();
+    for (block, text) in blocks.iter().enumerate() {
+        let chars: Vec<char> = text.as_ref().chars().collect();
+        for (start, end) in split_chars(&chars) {
+            stamp += 1;
+            let (mut words, mut matched) = (0, 0usize);
+            for (a, b) in word_spans(&chars[start..end]) {
+                words += 1;
+                word.clear();
+                chars[start + a..start + b]
+                    .iter()
+                    .for_each(|&c| fold_into(c, &mut word));
+                if let Some(&i) = terms.get(word.as_str()) {
+                    if seen[i] != stamp {
+                        seen[i] = stamp;
+                        matched += 1;
+                    }
+                }
+            }
+            if words < MIN_SENTENCE_WORDS {
+                continue;
+            }
+            let overlap = matched as f64 / n_terms;
+            if overlap >= min_overlap {
+                let score = overlap + BLOCK_BONUS * (1.0 / (block as f64 + 1.0));
+                kept.push(Evidence {
+                    block,
+                    start,
+                    end,
+                    score,
+                });
+            }
+        }
+    }
+    // (block, start) is unique, so this is a strict total order.
+    kept.sort_unstable_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.block.cmp(&b.block))
+            .then(a.start.cmp(&b.start))
+    });
+    kept.truncate(max_sentences);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contrast_formula_and_order() {
+        let got = evidence_contrast(&[0.5, 0.9, 0.7, 0.6]).unwrap();
+        let mean = (0.0 + 0.7 + 0.6 + 0.5) / 3.0;
+        let squares = 0.0
+            + (0.7 - mean) * (0.7 - mean)
+            + (0.6 - mean) * (0.6 - mean)
+            + (0.5 - mean) * (0.5 - mean);
+        let want = (0.9 - mean) / (squares / 3.0f64).sqrt().max(0.01);
+        assert_eq!(got.to_bits(), want.to_bits());
+    }
+
+    #[test]
+    fn contrast_floor_small_inputs_and_errors() {
+        assert_eq!(
+            evidence_contrast(&[0.85, 0.8, 0.8]).unwrap(),
+            (0.85 - 0.8) / 0.01
+        );
+        assert_eq!(evidence_contrast(&[]).unwrap(), 0.0);
+        assert_eq!(evidence_contrast(&[0.3]).unwrap(), 0.0);
+        assert_eq!(evidence_contrast(&[0.3, 0.3]).unwrap(), 0.0);
+        assert!(evidence_contrast(&[-0.0, 0.0]).unwrap().is_sign_positive());
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(
+                evidence_contrast(&[0.1, bad]),
+                Err(ContrastError::NonFinite)
+            );
+            assert_eq!(evidence_contrast(&[bad]), Err(ContrastError::NonFinite));
+        }
+        assert_eq!(
+            ContrastError::NonFinite.to_string(),
+            "similarities must be finite"
+        );
+    }
+
+    #[test]
+    fn query_terms_fold_filter_and_dedupe() {
+        let terms = query_terms("What is the Dosage of ASPIRIN for adults? aspirin, DOSAGE; ok");
+        let mut got: Vec<_> = terms.into_iter().collect();
+        got.sort_by_key(|(_, i)| *i);
+        let names: Vec<_> = got.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(names, ["dosage", "aspirin", "adults"]);
+        assert!(query_terms("is it so? the and").is_empty());
+    }
+
+    #[test]
+    fn selection_scores_filters_and_orders() {
+        let blocks = [
+            "Aspirin dosage for adults is 500 mg. Short one. Unrelated text about cats here.",
+            "The usual aspirin dosage for adults varies a lot. Aspirin helps.",
+        ];
+        let got = select_evidence_sentences("aspirin dosage adults", &blocks, 3, 0.2);
+        let view: Vec<_> = got.iter().map(|e| (e.block, e.start, e.end)).collect();
+        assert_eq!(view, [(0, 0, 36), (1, 0, 49)]);
+        assert_eq!(
+            got[0].score.to_bits(),
+            (1.0 + 0.001 * (1.0 / 1.0f64)).to_bits()
+        );
+        assert_eq!(
+            got[1].score.to_bits(),
+            (3.0f64 / 3.0 + 0.001 * (1.0 / 2.0f64)).to_bits()
+        );
+        let one = select_evidence_sentences("aspirin dosage adults", &blocks, 1, 0.2);
+        assert_eq!(one, got[..1]);
+        assert!(select_evidence_sentences("aspirin dosage adults", &blocks, 0, 0.2).is_empty());
+        assert!(select_evidence_sentences("the of", &blocks, 3, 0.0).is_empty());
+        assert!(select_evidence_sentences("cats", &blocks, 3, f64::NAN).is_empty());
+        let all = select_evidence_sentences("zebra", &blocks, 9, 0.0);
+        assert_eq!(
+            all.len(),
+            3,
+            "min_overlap 0 keeps every sentence of 4+ words"
+        );
+    }
+}

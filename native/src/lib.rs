@@ -1,0 +1,255 @@
+//! `docent_native`: thin PyO3 bindings over Docent's pure-Rust hot paths.
+//!
+//! This file only converts Python values to plain Rust data, releases the GIL
+//! around the real work (in [`hashing`], [`fusion`], [`evidence`],
+//! [`sentences`], [`markers`] and [`validate`], which hold no PyO3 types) and
+//! maps errors to the Python exceptions promised in `docent_native.pyi`.
+//! Keeping the core PyO3-free lets `cargo test` cover it.
+
+pub mod chars;
+pub mod evidence;
+pub mod fusion;
+pub mod hashing;
+pub mod markers;
+pub mod sentences;
+pub mod validate;
+pub mod word_table;
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+
+/// Below this many bytes, releasing the GIL costs more than the hashing.
+const DETACH_THRESHOLD: usize = 64 * 1024;
+
+/// Exact message for a negative `limit` (mirrored by the Python reference).
+const NEGATIVE_LIMIT: &str = "limit must be >= 0";
+
+/// Exact message for a negative `max_sentences` (mirrored by the reference).
+const NEGATIVE_MAX_SENTENCES: &str = "max_sentences must be >= 0";
+
+/// Below this much work (UTF-8 bytes of text, or floats) the text and
+/// evidence functions keep the GIL: releasing it would cost more.
+const TEXT_DETACH_THRESHOLD: usize = 4 * 1024;
+
+/// Run `work` with the GIL released when `size` makes that worthwhile.
+fn maybe_detach<T: Send>(py: Python<'_>, size: usize, work: impl FnOnce() -> T + Send) -> T {
+    if size < TEXT_DETACH_THRESHOLD {
+        work()
+    } else {
+        py.detach(work)
+    }
+}
+
+/// Borrow the UTF-8 of each `str`; the caller's list keeps them alive (and
+/// `str` is immutable), so the slices stay valid while the GIL is released.
+fn borrow_strs<'a>(strs: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
+    strs.iter().map(|s| s.to_str()).collect()
+}
+
+/// Build the Python exception for a failed file: `OSError(errno, strerror,
+/// filename)` lets Python pick the subclass (e.g. `FileNotFoundError`) exactly
+/// as `open()` would, and `filename` is `os.fspath(path)`, also like `open()`.
+fn os_error(py: Python<'_>, err: &std::io::Error, path: &Bound<'_, PyAny>) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let os = py.import("os")?;
+        let filename = os.getattr("fspath")?.call1((path,))?;
+        let Some(errno) = err.raw_os_error() else {
+            return Ok(PyOSError::new_err(format!("{err}: {filename}")));
+        };
+        let strerror = os.getattr("strerror")?.call1((errno,))?;
+        let exc = py
+            .get_type::<PyOSError>()
+            .call1((errno, strerror, filename))?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// Streaming SHA-256 (lowercase hex) of each file, in input order, hashed in
+/// parallel with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (paths, chunk_size = 1_048_576))]
+fn sha256_files(
+    py: Python<'_>,
+    paths: Vec<Bound<'_, PyAny>>,
+    chunk_size: i64,
+) -> PyResult<Vec<String>> {
+    let chunk = usize::try_from(chunk_size)
+        .ok()
+        .filter(|c| (1..=hashing::MAX_CHUNK_SIZE).contains(c))
+        .ok_or_else(|| PyValueError::new_err(hashing::chunk_size_message()))?;
+    let fs_paths: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| p.extract::<PathBuf>())
+        .collect::<PyResult<_>>()?;
+    match py.detach(|| hashing::sha256_files(&fs_paths, chunk)) {
+        Ok(digests) => Ok(digests),
+        Err(hashing::HashFilesError::InvalidChunkSize(_)) => {
+            Err(PyValueError::new_err(hashing::chunk_size_message()))
+        }
+        Err(hashing::HashFilesError::Io { index, error }) => {
+            Err(os_error(py, &error.source, &paths[index]))
+        }
+    }
+}
+
+/// SHA-256 (lowercase hex) of an in-memory `bytes` object.
+#[pyfunction]
+fn sha256_bytes(py: Python<'_>, data: &[u8]) -> String {
+    if data.len() < DETACH_THRESHOLD {
+        hashing::sha256_bytes(data)
+    } else {
+        // `bytes` is immutable and the argument keeps it alive for the call.
+        py.detach(|| hashing::sha256_bytes(data))
+    }
+}
+
+/// Reciprocal-rank fusion; see `docent_native.pyi` for the exact contract.
+#[pyfunction]
+#[pyo3(signature = (rankings, k = 60.0, weights = None, limit = None))]
+fn rrf_fuse<'py>(
+    py: Python<'py>,
+    rankings: Vec<Vec<Bound<'py, PyString>>>,
+    k: f64,
+    weights: Option<Vec<f64>>,
+    limit: Option<i64>,
+) -> PyResult<Vec<(Bound<'py, PyString>, f64)>> {
+    let weights = weights.as_deref();
+    fusion::validate(k, weights, rankings.len())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let limit = match limit {
+        None => None,
+        Some(n) => Some(usize::try_from(n).map_err(|_| PyValueError::new_err(NEGATIVE_LIMIT))?),
+    };
+    // Borrow the UTF-8 of each key; `rankings` owns references to the str
+    // objects (immutable), so the slices stay valid while the GIL is released.
+    let keys: Vec<Vec<&str>> = rankings
+        .iter()
+        .map(|r| r.iter().map(|s| s.to_str()).collect::<PyResult<_>>())
+        .collect::<PyResult<_>>()?;
+    let fused = py
+        .detach(|| fusion::rrf_fuse(&keys, k, weights, limit))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // Return the caller's own str objects rather than allocating copies.
+    Ok(fused
+        .into_iter()
+        .map(|f| (rankings[f.ranking][f.position].clone(), f.score))
+        .collect())
+}
+
+/// Evidence sufficiency of a similarity list; see `docent_native.pyi`.
+#[pyfunction]
+fn evidence_contrast(py: Python<'_>, similarities: Vec<f64>) -> PyResult<f64> {
+    maybe_detach(py, similarities.len(), || {
+        evidence::evidence_contrast(&similarities)
+    })
+    .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Sentence spans `(start, end)` in `str` indexes; see `docent_native.pyi`.
+#[pyfunction]
+fn split_sentences(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Vec<(usize, usize)>> {
+    let text = text.to_str()?;
+    Ok(maybe_detach(py, text.len(), || {
+        sentences::split_sentences(text)
+    }))
+}
+
+/// Per-sentence cited block numbers; see `docent_native.pyi`.
+#[pyfunction]
+fn parse_citations(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+) -> PyResult<Vec<(usize, usize, Vec<u32>)>> {
+    let text = text.to_str()?;
+    let parsed = maybe_detach(py, text.len(), || markers::parse_citations(text));
+    Ok(parsed
+        .into_iter()
+        .map(|s| (s.start, s.end, s.citations))
+        .collect())
+}
+
+/// Check an answer's citations against its blocks; see `docent_native.pyi`.
+#[pyfunction]
+#[pyo3(signature = (answer, blocks, min_quote_chars = 12))]
+fn validate_citations<'py>(
+    py: Python<'py>,
+    answer: &Bound<'py, PyString>,
+    blocks: Vec<Bound<'py, PyString>>,
+    min_quote_chars: i64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
+    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
+    let answer = answer.to_str()?;
+    let blocks = borrow_strs(&blocks)?;
+    let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
+    let v = maybe_detach(py, size, || {
+        validate::validate_citations(answer, &blocks, min_quote_chars)
+    })
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+
+    let sentences = PyList::empty(py);
+    for s in v.sentences {
+        let d = PyDict::new(py);
+        d.set_item("start", s.start)?;
+        d.set_item("end", s.end)?;
+        d.set_item("citations", s.citations)?;
+        sentences.append(d)?;
+    }
+    let bad_quotes = PyList::empty(py);
+    for b in v.bad_quotes {
+        let d = PyDict::new(py);
+        d.set_item("sentence", b.sentence)?;
+        d.set_item("quote", b.quote)?;
+        bad_quotes.append(d)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("sentences", sentences)?;
+    out.set_item("unknown", v.unknown)?;
+    out.set_item("uncited", v.uncited)?;
+    out.set_item("bad_quotes", bad_quotes)?;
+    out.set_item("valid", v.valid)?;
+    Ok(out)
+}
+
+/// Best query-matching sentences of ranked blocks; see `docent_native.pyi`.
+#[pyfunction]
+#[pyo3(signature = (query, blocks, max_sentences = 3, min_overlap = 0.2))]
+fn select_evidence_sentences(
+    py: Python<'_>,
+    query: &Bound<'_, PyString>,
+    blocks: Vec<Bound<'_, PyString>>,
+    max_sentences: i64,
+    min_overlap: f64,
+) -> PyResult<Vec<(usize, usize, usize, f64)>> {
+    let max_sentences = usize::try_from(max_sentences)
+        .map_err(|_| PyValueError::new_err(NEGATIVE_MAX_SENTENCES))?;
+    let query = query.to_str()?;
+    let blocks = borrow_strs(&blocks)?;
+    let size = query.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
+    let picked = maybe_detach(py, size, || {
+        evidence::select_evidence_sentences(query, &blocks, max_sentences, min_overlap)
+    });
+    Ok(picked
+        .into_iter()
+        .map(|e| (e.block, e.start, e.end, e.score))
+        .collect())
+}
+
+/// The `docent_native` Python module.
+#[pymodule]
+fn docent_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(sha256_files, m)?)?;
+    m.add_function(wrap_pyfunction!(sha256_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(rrf_fuse, m)?)?;
+    m.add_function(wrap_pyfunction!(evidence_contrast, m)?)?;
+    m.add_function(wrap_pyfunction!(split_sentences, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_citations, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_citations, m)?)?;
+    m.add_function(wrap_pyfunction!(select_evidence_sentences, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,8 @@
+"""`python -m rag_system` entry point."""
+
+import sys
+
+from rag_system.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Blocks -> chunks under a token budget, one section at a time.
+
+Why these rules: a chunk is both the unit of retrieval and the unit a citation
+points at, so it must (1) fit the embedder's window, measured with its own
+tokenizer, (2) stay inside one section so its heading path is true, (3) keep a
+table or code listing whole, because half a table answers nothing, and (4)
+know exactly which pages it spans. Consecutive prose chunks share one sentence
+so an answer that straddles a boundary is still retrievable from one chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rag_system.chunking.sentences import split_sentences
+from rag_system.ingestion.types import Block, ConvertedDocument
+
+TokenCounter = Callable[[list[str]], list[int]]
+
+CHUNKER_NAME = "sections-v1"
+_ATOMIC = frozenset({"table", "code"})
+
+
+@dataclass(frozen=True)
+class ChunkerOptions:
+    max_tokens: int = 512
+    overlap_sentences: int = 1
+
+    @property
+    def version(self) -> str:
+        """Changes whenever chunk boundaries could change, so builds redo files."""
+        return f"{CHUNKER_NAME}-t{self.max_tokens}-o{self.overlap_sentences}"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    chunk_index: int
+    text: str
+    page_start: int
+    page_end: int
+    heading_path: str
+    block_type: str
+    token_count: int
+    metadata: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A sentence, or a whole table/code block, with its page and size."""
+
+    text: str
+    page: int
+    block_type: str
+    tokens: int
+    starts_block: bool
+
+
+def chunk_id_for(document_id: str, version: str, ordinal: int) -> str:
+    return hashlib.sha256(f"{document_id}:{version}:{ordinal}".encode()).hexdigest()[:32]
+
+
+def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: TokenCounter,
+                   options: ChunkerOptions) -> list[Chunk]:
+    """Chunk one converted document; ordinals follow document order."""
+    pieces: list[tuple[tuple[str, ...], list[_Unit]]] = []
+    for heading_path, blocks in _sections(doc.blocks):
+        units = _units(blocks, count_tokens, options.max_tokens)
+        pieces.extend((heading_path, group) for group in _pack(units, options))
+    chunks: list[Chunk] = []
+    for ordinal, (heading_path, units) in enumerate(pieces):
+        chunks.append(_make_chunk(doc, document_id, options.version, ordinal, heading_path, units))
+    return chunks
+
+
+def _sections(blocks: Iterable[Block]) -> Iterable[tuple[tuple[str, ...], list[Block]]]:
+    """Group consecutive blocks by heading path; a heading opens a section."""
+    current: list[Block] = []
+    path: tuple[str, ...] | None = None
+    for block in blocks:
+        if not block.text.strip():
+            continue
+        if current and (block.block_type == "heading" or block.heading_path != path):
+            yield path or (), current
+            current = []
+        path = block.heading_path
+        current.append(block)
+    if current:
+        yield path or (), current
+
+
+def _units(blocks: list[Block], count_tokens: TokenCounter, max_tokens: int) -> list[_Unit]:
+    raw: list[tuple[str, int, str, bool]] = []
+    for block in blocks:
+        if block.block_type in _ATOMIC or block.block_type == "heading":
+            raw.append((block.text.strip(), block.page, block.block_type, True))
+            continue
+        for i, sentence in enumerate(split_sentences(block.text)):
+            raw.append((sentence, block.page, block.block_type, i == 0))
+    counts = count_tokens([text for text, *_ in raw])
+    units: list[_Unit] = []
+    for (text, page, kind, first), tokens in zip(raw, counts):
+        if tokens <= max_tokens:
+            units.append(_Unit(text, page, kind, tokens, first))
+        else:
+            units.extend(_split_oversized(text, page, kind, count_tokens, max_tokens))
+    return units
+
+
+def _split_oversized(text: str, page: int, kind: str, count_tokens: TokenCounter,
+                     max_tokens: int) -> list[_Unit]:
+    """Split a unit larger than the budget: by lines for tables/code, else by words."""
+    sep = "\n" if kind in _ATOMIC and "\n" in text else " "
+    parts = text.split(sep)
+    counts = count_tokens(parts)
+    out: list[_Unit] = []
+    buf: list[str] = []
+    size = 0
+    for part, tokens in zip(parts, counts):
+        if buf and size + tokens + 1 > max_tokens:
+            out.append(_Unit(sep.join(buf), page, kind, size, not out))
+            buf, size = [], 0
+        if tokens > max_tokens:  # one enormous "word": cut by characters
+            step = max(1, len(part) * max_tokens // (tokens + 1))
+            for i in range(0, len(part), step):
+                out.append(_Unit(part[i:i + step], page, kind, max_tokens, not out))
+            continue
+        buf.append(part)
+        size += tokens + (1 if len(buf) > 1 else 0)
+    if buf:
+        out.append(_Unit(sep.join(buf), page, kind, size, not out))
+    return out
+
+
+def _pack(units: Sequence[_Unit], options: ChunkerOptions) -> list[list[_Unit]]:
+    """Greedy packing with sentence overlap; tables and code get their own chunks."""
+    groups: list[list[_Unit]] = []
+    current: list[_Unit] = []
+    size = 0
+    fresh = 0  # units in `current` that are not overlap carried from the previous chunk
+
+    def flush(carry: bool) -> None:
+        nonlocal current, size, fresh
+        if fresh:
+            groups.append(current)
+        tail: list[_Unit] = []
+        if carry and fresh and options.overlap_sentences:
+            tail = [u for u in current[-options.overlap_sentences:] if u.block_type not in _ATOMIC]
+            if len(tail) >= len(current):
+                tail = []
+        current, size, fresh = list(tail), sum(u.tokens for u in tail), 0
+
+    for unit in units:
+        if unit.block_type in _ATOMIC:
+            flush(carry=False)
+            groups.append([unit])
+            continue
+        if fresh and size + unit.tokens > options.max_tokens:
+            flush(carry=True)
+            while current and size + unit.tokens > options.max_tokens:
+                size -= current.pop(0).tokens
+        current.append(unit)
+        size += unit.tokens
+        fresh += 1
+    flush(carry=False)
+    return groups
+
+
+def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal: int,
+                heading_path: tuple[str, ...], units: list[_Unit]) -> Chunk:
+    text_parts: list[str] = []
+    for i, unit in enumerate(units):
+        if i and unit.starts_block:
+            text_parts.append("\n")
+        elif i:
+            text_parts.append(" ")
+        text_parts.append(unit.text)
+    kinds = [u.block_type for u in units if u.block_type != "heading"] or ["paragraph"]
+    block_type = max(set(kinds), key=lambda k: (sum(u.tokens for u in units if u.block_type == k), k))
+    pages = sorted({u.page for u in units})
+    metadata: dict[str, object] = {
+        "file_type": doc.file_type,
+        "source_path": str(doc.path),
+        "pages": pages,
+    }
+    if any(u.block_type == "ocr" for u in units):
+        metadata["ocr_engine"] = doc.ocr_engine
+    return Chunk(
+        chunk_id=chunk_id_for(document_id, version, ordinal),
+        chunk_index=ordinal,
+        text="".join(text_parts),
+        page_start=pages[0],
+        page_end=pages[-1],
+        heading_path=" > ".join(heading_path),
+        block_type=block_type,
+        token_count=sum(u.tokens for u in units),
+        metadata=metadata,
+    )
+
+
+def metadata_json(chunk: Chunk) -> str:
+    return json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True)

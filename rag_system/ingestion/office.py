@@ -1,0 +1,235 @@
+"""DOCX, PPTX, XLSX, HTML and Markdown through Docling's model-free backends.
+
+These formats carry their own structure (styles, slide titles, sheets, tags),
+so Docling's declarative backends read them without any ML model and give
+us a typed document tree. We walk that tree ourselves instead of exporting
+Markdown, so every block keeps its kind, its page/slide/sheet number and its
+heading path. PDFs never come here (see `pdf.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from rag_system.config import Settings
+from rag_system.ingestion.structure import BlockBuilder, join_inline, render_table
+from rag_system.ingestion.types import ConversionError, ConvertedDocument
+
+logger = logging.getLogger(__name__)
+
+_CONVERTER: Any = None
+_CONVERTER_LOCK = threading.Lock()
+_HASH_RE = re.compile(r"\s*with hash [0-9a-f]+")
+#: Content layers that are not document text (running headers, hidden/background shapes).
+_SKIPPED_LAYERS = frozenset({"furniture", "background", "invisible"})
+_SKIPPED_LABELS = frozenset({"page_header", "page_footer", "picture", "chart", "empty_value", "marker"})
+
+
+def docling_converter() -> Any:
+    """The per-process Docling `DocumentConverter`, restricted to model-free formats.
+
+    Building one imports most of Docling (seconds), so it is created on first
+    use and shared; converters are safe to call from several threads.
+    """
+    global _CONVERTER
+    with _CONVERTER_LOCK:
+        if _CONVERTER is None:
+            from docling.datamodel.base_models import InputFormat
+            from docling.document_converter import DocumentConverter
+
+            _CONVERTER = DocumentConverter(allowed_formats=[
+                InputFormat.DOCX, InputFormat.PPTX, InputFormat.XLSX, InputFormat.HTML, InputFormat.MD,
+            ])
+            logger.info("Docling converter ready (DOCX, PPTX, XLSX, HTML, MD)")
+        return _CONVERTER
+
+
+def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
+    """Convert one DOCX/PPTX/XLSX/HTML/MD file; Docling errors become `ConversionError`."""
+    from docling.datamodel.base_models import ConversionStatus
+
+    label = file_type.upper()
+    try:
+        result = docling_converter().convert(path, raises_on_error=False)
+    except Exception as exc:  # Docling and its parsers raise anything from KeyError to XMLSyntaxError
+        raise ConversionError(path, f"could not read {label}: {_message(exc)}") from exc
+    errors = [e.error_message for e in getattr(result, "errors", ())]
+    if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
+        detail = "; ".join(_HASH_RE.sub("", e) for e in errors) or f"Docling status {result.status.value}"
+        raise ConversionError(path, f"damaged or unreadable {label} ({detail})")
+    document = result.document
+    mapper = _Mapper(document, file_type)
+    mapper.walk(document.body)
+    mapper.flush_list()
+    page_count = max([len(document.pages), mapper.max_page, 1])
+    if page_count > settings.max_pages:
+        unit = {"pptx": "slides", "xlsx": "sheets"}.get(file_type, "pages")
+        raise ConversionError(path, f"too many {unit} ({page_count}; the limit is {settings.max_pages}, "
+                                    "set by DOCENT_MAX_PAGES)")
+    warnings = [f"Docling: {e}" for e in errors]
+    if not mapper.builder.blocks:
+        warnings.append("no text found")
+    return ConvertedDocument(path=path, name=path.name, file_type=file_type, page_count=page_count,
+                             blocks=tuple(mapper.builder.blocks), warnings=tuple(warnings))
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class _Mapper:
+    """Depth-first walk over a DoclingDocument that emits our blocks in order."""
+
+    def __init__(self, document: Any, file_type: str) -> None:
+        self.document = document
+        self.file_type = file_type
+        self.builder = BlockBuilder()
+        self.max_page = 0
+        self._page = 1
+        self._sheets = 0
+        self._list_lines: list[str] = []
+        self._list_page = 1
+
+    def walk(self, node: Any, list_depth: int = 0) -> None:
+        for child in self._children(node):
+            self._visit(child, list_depth)
+
+    def _visit(self, item: Any, list_depth: int) -> None:
+        from docling_core.types.doc import (
+            CodeItem, GroupItem, ListItem, PictureItem, SectionHeaderItem, TableItem, TitleItem,
+        )
+
+        label = _label(item)
+        is_list_group = isinstance(item, GroupItem) and label in ("list", "ordered_list")
+        if not isinstance(item, ListItem) and not is_list_group:
+            self.flush_list()
+        if isinstance(item, GroupItem) and label == "inline":
+            self._set_page(item)
+            self.builder.add(join_inline(self._inline_parts(item)), self._page)
+        elif isinstance(item, GroupItem) and label == "sheet":
+            self._sheets += 1
+            self._page = self._sheets
+            self.max_page = max(self.max_page, self._page)
+            self.builder.headings.reset()
+            self.builder.heading(str(getattr(item, "name", "") or f"Sheet {self._sheets}"), self._page, 1)
+            self.walk(item)
+        elif isinstance(item, GroupItem):
+            self.walk(item, list_depth + 1 if is_list_group else list_depth)
+        elif isinstance(item, ListItem):
+            self._set_page(item)
+            if not self._list_lines:
+                self._list_page = self._page
+            marker = str(getattr(item, "marker", "") or "-").strip() or "-"
+            text, rest = self._own_text(item)
+            self._list_lines.append("  " * max(list_depth - 1, 0) + f"{marker} {text}".rstrip())
+            for child in rest:  # nested lists hang below their item
+                self._visit(child, list_depth)
+        elif isinstance(item, TitleItem):
+            self._set_page(item)
+            text, rest = self._own_text(item)
+            self.builder.heading(text, self._page, 0)
+            for child in rest:  # Docling nests a section's content under its heading
+                self._visit(child, list_depth)
+        elif isinstance(item, SectionHeaderItem):
+            self._set_page(item)
+            text, rest = self._own_text(item)
+            self.builder.heading(text, self._page, max(int(getattr(item, "level", 1) or 1), 1))
+            for child in rest:
+                self._visit(child, list_depth)
+        elif isinstance(item, TableItem):
+            self._set_page(item)
+            self._captions(item)
+            self.builder.add(_table_text(item), self._page, "table")
+        elif isinstance(item, CodeItem):
+            self._set_page(item)
+            self.builder.add(item.text, self._page, "code")
+        elif isinstance(item, PictureItem) or label in _SKIPPED_LABELS:
+            self.walk(item)  # captions and any text placed on a picture
+        else:
+            self._set_page(item)
+            text = getattr(item, "text", "")
+            if isinstance(text, str) and text.strip():
+                self.builder.add(text, self._page)
+            self.walk(item, list_depth)
+
+    def _own_text(self, item: Any) -> tuple[str, list[Any]]:
+        """An item's text and its remaining children.
+
+        Docling's Markdown backend leaves `text` empty on a heading or list item
+        with inline formatting ("## Run `docent`") and puts the runs in an
+        inline-group child; that group is the item's own text. When `text` is
+        set (HTML), an inline child is a following paragraph and stays a child.
+        """
+        from docling_core.types.doc import GroupItem
+
+        children = self._children(item)
+        text = str(getattr(item, "text", "") or "").strip()
+        if text:
+            return text, children
+        own = [c for c in children if isinstance(c, GroupItem) and _label(c) == "inline"]
+        rest = [c for c in children if all(c is not group for group in own)]
+        return join_inline(join_inline(self._inline_parts(group)) for group in own), rest
+
+    def _children(self, node: Any) -> list[Any]:
+        children = [ref.resolve(self.document) for ref in getattr(node, "children", ())]
+        return [child for child in children if _layer(child) not in _SKIPPED_LAYERS]
+
+    def flush_list(self) -> None:
+        if self._list_lines:
+            self.builder.add("\n".join(self._list_lines), self._list_page, "list")
+            self._list_lines = []
+
+    def _set_page(self, item: Any) -> None:
+        """Page/slide number from Docling's provenance; slides start a fresh heading context."""
+        provs = getattr(item, "prov", None) or []
+        if not provs and not hasattr(item, "prov"):
+            for ref in getattr(item, "children", ()):
+                provs = getattr(ref.resolve(self.document), "prov", None) or []
+                if provs:
+                    break
+        if not provs or self.file_type == "xlsx":
+            return
+        page = int(provs[0].page_no)
+        if page != self._page and self.file_type == "pptx":
+            self.flush_list()
+            self.builder.headings.reset()
+        self._page = page
+        self.max_page = max(self.max_page, page)
+
+    def _inline_parts(self, group: Any) -> list[str]:
+        parts: list[str] = []
+        for ref in getattr(group, "children", ()):
+            child = ref.resolve(self.document)
+            text = getattr(child, "text", None)
+            if isinstance(text, str) and text:
+                parts.append(text)
+            elif getattr(child, "children", None):
+                parts.append(join_inline(self._inline_parts(child)))
+        return parts
+
+    def _captions(self, item: Any) -> None:
+        for ref in getattr(item, "captions", ()) or ():
+            caption = ref.resolve(self.document)
+            text = getattr(caption, "text", "")
+            if text:
+                self.builder.add(text, self._page)
+
+
+def _table_text(item: Any) -> str:
+    grid = item.data.grid if getattr(item, "data", None) is not None else []
+    return render_table([cell.text for cell in row] for row in grid)
+
+
+def _label(item: Any) -> str:
+    label = getattr(item, "label", "")
+    return str(getattr(label, "value", label))
+
+
+def _layer(item: Any) -> str:
+    layer = getattr(item, "content_layer", "body")
+    return str(getattr(layer, "value", layer))

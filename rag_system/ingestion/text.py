@@ -1,0 +1,99 @@
+"""Plain-text files: decode carefully, split into paragraphs, honour form feeds.
+
+Text files have no markup, so the only structure we trust is the blank line
+(paragraph break) and the form feed (page break, as in RFCs and printer
+output). Paragraph text is kept line-for-line: reflowing would damage tables,
+ASCII diagrams and the verbatim quotes citations are checked against.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+import textwrap
+from pathlib import Path
+
+from rag_system.config import Settings
+from rag_system.ingestion.sniff import binary_reason
+from rag_system.ingestion.structure import BlockBuilder, boilerplate_key, repeated_edge_lines
+from rag_system.ingestion.types import ConversionError, ConvertedDocument
+
+logger = logging.getLogger(__name__)
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def decode_text(data: bytes, path: Path) -> tuple[str, str | None]:
+    """Return (text, warning). UTF-8 first; single-byte fallbacks only for real text.
+
+    UTF-16 needs a BOM (without one it is indistinguishable from binary);
+    non-UTF-8 text is read as Windows-1252, or Latin-1 when it has bytes
+    Windows-1252 leaves undefined, and a warning says so.
+    """
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError as exc:
+            raise ConversionError(path, f"invalid UTF-16 text ({exc.reason} at byte {exc.start})") from exc
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        pass
+    problem = "contains NUL bytes" if b"\x00" in data else binary_reason(data[:65536])
+    if problem:
+        raise ConversionError(path, f"binary content in a text file ({problem})")
+    for encoding in ("cp1252", "latin-1"):
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        return text, f"file is not valid UTF-8; decoded as {encoding}"
+    raise ConversionError(path, "cannot decode text")  # unreachable: latin-1 decodes anything
+
+
+def split_paragraphs(page_text: str) -> list[str]:
+    """Paragraphs of one page: blank-line separated, common indentation removed."""
+    out = []
+    for chunk in _PARAGRAPH_BREAK.split(page_text):
+        chunk = textwrap.dedent(chunk.strip("\n")).rstrip()
+        if chunk.strip():
+            out.append(chunk)
+    return out
+
+
+def convert_text(path: Path, settings: Settings) -> ConvertedDocument:
+    """Convert a .txt file: one paragraph block per blank-line separated run."""
+    data = path.read_bytes()
+    text, warning = decode_text(data, path)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    pages = [split_paragraphs(page) for page in text.split("\f")]
+    # A trailing form feed is a printer habit, not an extra page.
+    while len(pages) > 1 and not pages[-1]:
+        pages.pop()
+    if len(pages) > settings.max_pages:
+        raise ConversionError(path, f"too many pages ({len(pages)}; the limit is {settings.max_pages}, "
+                                    "set by DOCENT_MAX_PAGES)")
+    drop = _running_headers(pages)
+    builder = BlockBuilder()
+    for number, paragraphs in enumerate(pages, start=1):
+        last = len(paragraphs) - 1
+        for index, paragraph in enumerate(paragraphs):
+            if index in (0, last) and "\n" not in paragraph and boilerplate_key(paragraph) in drop:
+                continue
+            builder.add(paragraph, number)
+    warnings = [warning] if warning else []
+    if not builder.blocks:
+        warnings.append("no text found")
+    logger.debug("text %s: %d pages, %d blocks", path.name, len(pages), len(builder.blocks))
+    return ConvertedDocument(path=path, name=path.name, file_type="txt", page_count=len(pages),
+                             blocks=tuple(builder.blocks), warnings=tuple(warnings))
+
+
+def _running_headers(pages: list[list[str]]) -> set[str]:
+    """Single-line first/last paragraphs that repeat on most pages (RFC headers, footers)."""
+    edges = []
+    for paragraphs in pages:
+        lines = [p for p in (paragraphs[:1] + paragraphs[-1:]) if "\n" not in p]
+        edges.append(lines)
+    return repeated_edge_lines(edges)

@@ -1,0 +1,47 @@
+"""Data passed from ingestion to chunking.
+
+A converter turns one file into a `ConvertedDocument`: an ordered list of
+blocks, each knowing its page and heading path, so chunking never has to look
+at the original file again and every chunk can carry a page-level citation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Block types a converter may emit. "heading" blocks open a new section.
+BLOCK_TYPES = ("heading", "paragraph", "list", "table", "code", "ocr")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One logical unit of text on one page (paragraph, table, heading...)."""
+
+    text: str
+    page: int  # 1-based page number; text formats use 1 (or a sheet/slide number)
+    block_type: str = "paragraph"
+    heading_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConvertedDocument:
+    """Everything later stages need from one source file."""
+
+    path: Path
+    name: str
+    file_type: str  # "pdf", "docx", "pptx", "xlsx", "html", "md", "txt"
+    page_count: int
+    blocks: tuple[Block, ...]
+    ocr_engine: str | None = None  # which OCR engine ran, when any page needed it
+    ocr_pages: tuple[int, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+
+class ConversionError(Exception):
+    """A file could not be converted; `reason` is shown to the user as-is."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = str(path)
+        self.reason = reason

@@ -1,0 +1,127 @@
+"""First stage: LanceDB full-text and vector search in parallel, fused natively.
+
+Both legs get the same prefilter, so a filter can never let a chunk in
+through one leg only. Fusion (reciprocal rank, de-duplicated by chunk id,
+deterministic ties) and the evidence contrast score run in `docent_native`.
+If the full-text leg fails (for any reason the sanitiser did not foresee),
+hybrid search degrades to vector search with a warning instead of an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import docent_native
+
+from rag_system.indexing.embedder import Embedder
+from rag_system.indexing.store import ChunkTable
+from rag_system.retrieval.filters import compile_filters
+from rag_system.retrieval.fts_query import sanitize_fts_query
+from rag_system.retrieval.types import Candidate, RetrievalOptions, RetrievalResult, check_mode
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ["chunk_id", "document_id", "document_name", "chunk_index", "page_start", "page_end",
+           "heading_path", "block_type", "text", "metadata"]
+
+
+class FirstStage:
+    """Stateless apart from the shared embedder and a small thread pool."""
+
+    def __init__(self, embedder: Embedder, pool: ThreadPoolExecutor | None = None) -> None:
+        self.embedder = embedder
+        self.pool = pool or ThreadPoolExecutor(max_workers=4, thread_name_prefix="docent-search")
+
+    def search(self, table: ChunkTable, query: str, options: RetrievalOptions) -> RetrievalResult:
+        mode = check_mode(options.mode)
+        where = compile_filters(options.filters)
+        timings: dict[str, float] = {}
+        warnings: list[str] = []
+        started = time.perf_counter()
+        fts_future = vec_future = None
+        if mode in ("hybrid", "fts_only"):
+            fts_future = self.pool.submit(self._fts_leg, table, query, where, options.per_leg, timings)
+        if mode in ("hybrid", "vector_only"):
+            vec_future = self.pool.submit(self._vector_leg, table, query, where, options.per_leg, timings)
+        fts_rows: list[dict[str, Any]] = []
+        vec_rows: list[dict[str, Any]] = []
+        if vec_future is not None:
+            vec_rows = vec_future.result()
+        if fts_future is not None:
+            try:
+                fts_rows = fts_future.result()
+            except Exception as exc:  # degrade, never fail the whole search
+                if mode == "fts_only":
+                    raise
+                log.warning("full-text leg failed, using vector results only: %s", exc)
+                warnings.append(f"full-text search failed ({type(exc).__name__}); results are vector-only")
+        t0 = time.perf_counter()
+        candidates = _fuse(fts_rows, vec_rows, options)
+        similarities = [c.vector_similarity for c in candidates if c.vector_similarity is not None]
+        evidence = float(docent_native.evidence_contrast(similarities)) if similarities else 0.0
+        timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
+        timings["first_stage_ms"] = (time.perf_counter() - started) * 1000
+        return RetrievalResult(
+            query=query, mode=mode, candidates=candidates, evidence_score=evidence,
+            timings_ms=timings, warnings=warnings,
+            legs={"fts": [r["chunk_id"] for r in fts_rows], "vector": [r["chunk_id"] for r in vec_rows]},
+        )
+
+    def _fts_leg(self, table: ChunkTable, query: str, where: str | None, limit: int,
+                 timings: dict[str, float]) -> list[dict[str, Any]]:
+        from lancedb.query import MatchQuery
+
+        t0 = time.perf_counter()
+        terms = sanitize_fts_query(query)
+        if not terms:
+            timings["fts_ms"] = 0.0
+            return []
+        builder = table.table.search(MatchQuery(terms, "text"), query_type="fts")
+        if where:
+            builder = builder.where(where, prefilter=True)
+        rows = builder.select(COLUMNS).limit(limit).to_list()
+        timings["fts_ms"] = (time.perf_counter() - t0) * 1000
+        return rows
+
+    def _vector_leg(self, table: ChunkTable, query: str, where: str | None, limit: int,
+                    timings: dict[str, float]) -> list[dict[str, Any]]:
+        t0 = time.perf_counter()
+        vector = self.embedder.embed([query])[0]
+        timings["embed_ms"] = (time.perf_counter() - t0) * 1000
+        t1 = time.perf_counter()
+        builder = table.table.search(vector, vector_column_name="vector").distance_type("cosine")
+        if where:
+            builder = builder.where(where, prefilter=True)
+        rows = builder.select(COLUMNS).limit(limit).to_list()
+        timings["vector_ms"] = (time.perf_counter() - t1) * 1000
+        return rows
+
+
+def _fuse(fts_rows: list[dict[str, Any]], vec_rows: list[dict[str, Any]],
+          options: RetrievalOptions) -> list[Candidate]:
+    by_id: dict[str, Candidate] = {}
+    for rank, row in enumerate(fts_rows, start=1):
+        cand = by_id.setdefault(row["chunk_id"], _candidate(row))
+        if cand.fts_rank is None:
+            cand.fts_rank, cand.fts_score = rank, float(row.get("_score") or 0.0)
+    for rank, row in enumerate(vec_rows, start=1):
+        cand = by_id.setdefault(row["chunk_id"], _candidate(row))
+        if cand.vector_rank is None:
+            cand.vector_rank = rank
+            cand.vector_similarity = 1.0 - float(row.get("_distance") or 0.0)
+    rankings = [[r["chunk_id"] for r in fts_rows], [r["chunk_id"] for r in vec_rows]]
+    fused = docent_native.rrf_fuse(rankings, options.rrf_k, [options.fts_weight, options.vector_weight],
+                                   options.k)
+    out = []
+    for chunk_id, score in fused:
+        cand = by_id[chunk_id]
+        cand.score = float(score)
+        out.append(cand)
+    return out
+
+
+def _candidate(row: dict[str, Any]) -> Candidate:
+    return Candidate(**{name: row[name] for name in COLUMNS})

@@ -1,0 +1,90 @@
+"""Typed inputs and outputs of the retrieval stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MODES = ("hybrid", "vector_only", "fts_only")
+
+
+class RetrievalModeError(ValueError):
+    """An unknown retrieval mode was requested."""
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise RetrievalModeError(f"unknown retrieval mode {mode!r}; use one of {', '.join(MODES)}")
+    return mode
+
+
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """Per-request retrieval options (built fresh for every request)."""
+
+    mode: str = "hybrid"
+    k: int = 20
+    filters: dict[str, Any] | None = None
+    rrf_k: float = 60.0
+    fts_weight: float = 1.0
+    vector_weight: float = 1.0
+    leg_k: int = 0  # candidates per leg; 0 = max(2k, 50)
+
+    @property
+    def per_leg(self) -> int:
+        return self.leg_k or max(2 * self.k, 50)
+
+
+@dataclass
+class Candidate:
+    chunk_id: str
+    document_id: str
+    document_name: str
+    chunk_index: int
+    page_start: int
+    page_end: int
+    heading_path: str
+    block_type: str
+    text: str
+    metadata: str
+    score: float = 0.0
+    fts_rank: int | None = None
+    fts_score: float | None = None
+    vector_rank: int | None = None
+    vector_similarity: float | None = None
+
+    def to_json(self, with_text: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "chunk_id": self.chunk_id, "document_id": self.document_id,
+            "document_name": self.document_name, "chunk_index": self.chunk_index,
+            "page_start": self.page_start, "page_end": self.page_end,
+            "heading_path": self.heading_path, "block_type": self.block_type,
+            "score": round(self.score, 6),
+            "ranks": {"fts": self.fts_rank, "vector": self.vector_rank},
+            "fts_score": None if self.fts_score is None else round(self.fts_score, 4),
+            "vector_similarity": None if self.vector_similarity is None else round(self.vector_similarity, 4),
+        }
+        if with_text:
+            out["text"] = self.text
+        return out
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    mode: str
+    candidates: list[Candidate]
+    evidence_score: float
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    legs: dict[str, list[str]] = field(default_factory=dict)  # leg -> chunk ids, best first
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "results": [c.to_json() for c in self.candidates],
+            "evidence_score": round(self.evidence_score, 4),
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+            "warnings": list(self.warnings),
+        }

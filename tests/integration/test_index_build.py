@@ -1,0 +1,150 @@
+"""Incremental builds against real LanceDB with the real packaged embedder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rag_system.indexing.builder import build_index
+from rag_system.indexing.events import BuildEvent
+from rag_system.indexing.manifest import Manifest
+from rag_system.indexing.store import ChunkTable, EmbedderMismatchError, connect
+from rag_system.indexing.embedder import EmbedderIdentity
+from tests.conftest import REPO_ROOT
+
+
+def write_corpus(folder: Path, n: int, sentences: int = 12) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        body = "\n\n".join(
+            f"Document {i} paragraph {p}. " + " ".join(
+                f"Fact {p}.{s} about topic{i} is value {i * 100 + p * 10 + s}." for s in range(sentences))
+            for p in range(3))
+        path = folder / f"doc{i:03d}.txt"
+        path.write_text(body)
+        paths.append(path)
+    return paths
+
+
+def table_state(settings, index: str) -> dict[str, list[int]]:  # type: ignore[no-untyped-def]
+    table = ChunkTable.open(connect(settings.resolved_lancedb_uri), index)
+    rows = table.table.to_arrow().select(["document_id", "chunk_index"]).to_pylist()
+    by_doc: dict[str, list[int]] = {}
+    for row in rows:
+        by_doc.setdefault(row["document_id"], []).append(row["chunk_index"])
+    return {k: sorted(v) for k, v in by_doc.items()}
+
+
+def test_incremental_build_add_skip_touch_remove(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    docs = write_corpus(tmp_path / "docs", 4)
+    events: list[BuildEvent] = []
+    first = build_index([tmp_path / "docs"], "t1", settings, embedder=embedder, on_event=events.append)
+    assert (first.added, first.updated, first.unchanged, first.removed) == (4, 0, 0, 0)
+    assert first.chunks > 0 and first.index_chunks == first.chunks and first.index_documents == 4
+    assert {e.type for e in events} >= {"build_started", "file_started", "file_converted", "file_chunked",
+                                          "file_embedded", "file_written", "fts_refreshed", "build_done"}
+
+    again = build_index([tmp_path / "docs"], "t1", settings, embedder=embedder)
+    assert (again.added, again.updated, again.unchanged, again.chunks) == (0, 0, 4, 0)
+
+    docs[1].write_text(docs[1].read_text() + "\n\nA new closing paragraph about zebras.")
+    docs[3].unlink()
+    third = build_index([tmp_path / "docs"], "t1", settings, embedder=embedder)
+    assert (third.added, third.updated, third.unchanged, third.removed) == (0, 1, 2, 1)
+    state = table_state(settings, "t1")
+    assert len(state) == 3
+    assert all(v == list(range(len(v))) for v in state.values())
+
+    table = ChunkTable.open(connect(settings.resolved_lancedb_uri), "t1")
+    hits = table.table.search("zebras", query_type="fts").limit(3).to_list()
+    assert hits and "zebras" in hits[0]["text"] and hits[0]["document_name"] == "doc001.txt"
+
+
+def test_vectors_are_normalized_and_identity_recorded(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs", 1)
+    build_index([tmp_path / "docs"], "t2", settings, embedder=embedder)
+    db = connect(settings.resolved_lancedb_uri)
+    table = ChunkTable.open(db, "t2", embedder.identity)
+    assert table.recorded_identity() == (embedder.identity.model_id, 384)
+    import numpy as np
+
+    vectors = np.array(table.table.to_arrow()["vector"].to_pylist())
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    with pytest.raises(EmbedderMismatchError, match="rebuild"):
+        ChunkTable.open(db, "t2", EmbedderIdentity("other/model", 768))
+
+
+def test_explicit_file_added_to_existing_index_removes_nothing(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs", 2)
+    twin = write_corpus(tmp_path / "more", 1)[0]  # same bytes as docs/doc000.txt
+    extra = tmp_path / "more" / "extra.txt"
+    extra.write_text("An extra document about walruses.")
+    build_index([tmp_path / "docs"], "t3", settings, embedder=embedder)
+    summary = build_index([extra, twin], "t3", settings, embedder=embedder)
+    assert (summary.added, summary.removed, summary.index_documents) == (1, 0, 3)
+    assert summary.duplicates == [{"path": str(twin.resolve()),
+                                   "same_content_as": str((tmp_path / "docs" / "doc000.txt").resolve())}]
+
+
+def test_failed_files_are_reported_and_the_build_goes_on(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs", 2)
+    (tmp_path / "docs" / "empty.txt").write_bytes(b"")
+    (tmp_path / "docs" / "bad.pdf").write_bytes(b"%PDF-1.4\n garbage that ends early")
+    summary = build_index([tmp_path / "docs"], "t4", settings, embedder=embedder)
+    failed = {Path(f["path"]).name: f["reason"] for f in summary.failed}
+    assert set(failed) == {"empty.txt", "bad.pdf"}
+    assert "empty" in failed["empty.txt"].lower()
+    assert summary.added == 2
+    # Failures are retried (and reported again) on the next run; good files are skipped.
+    again = build_index([tmp_path / "docs"], "t4", settings, embedder=embedder)
+    assert again.unchanged == 2 and len(again.failed) == 2
+
+
+def _cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "rag_system", *args], cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+def test_kill_minus_nine_mid_build_then_rerun_completes(tmp_path: Path) -> None:
+    """A build killed with SIGKILL never leaves half a document; a re-run finishes it."""
+    corpus = tmp_path / "docs"
+    write_corpus(corpus, 30, sentences=40)
+    env = {**os.environ, "DOCENT_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
+    proc = _cli(["index", str(corpus), "--index", "k", "--json"], env)
+    written = 0
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "/30 files" in line:
+            written += 1
+        if written >= 3:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "the build finished before it could be killed"
+
+    from rag_system.config import load_settings
+
+    settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data")}, dotenv_path=None)
+    partial = table_state(settings, "k")
+    assert 0 < len(partial) < 30
+    assert all(v == list(range(len(v))) for v in partial.values()), "half a document was written"
+
+    rerun = _cli(["index", str(corpus), "--index", "k", "--json"], env)
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    summary = json.loads(out)
+    assert summary["files"]["added"] + summary["files"]["unchanged"] == 30
+    assert summary["files"]["failed"] == []
+    final = table_state(settings, "k")
+    assert len(final) == 30 and all(v == list(range(len(v))) for v in final.values())
+    records = Manifest.open_existing(connect(settings.resolved_lancedb_uri), "k").records()  # type: ignore[union-attr]
+    assert Counter(r.chunks for r in records.values()) == Counter(len(v) for v in final.values())

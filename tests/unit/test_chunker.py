@@ -1,0 +1,109 @@
+"""Chunking rules: budget, sections, atomic tables/code, pages, overlap, stable ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rag_system.chunking.chunker import ChunkerOptions, chunk_document
+from rag_system.ingestion.types import Block, ConvertedDocument
+
+
+def words(texts: list[str]) -> list[int]:
+    """A whitespace token counter: exact and predictable for unit tests."""
+    return [len(t.split()) for t in texts]
+
+
+def doc(*blocks: Block) -> ConvertedDocument:
+    pages = max((b.page for b in blocks), default=1)
+    return ConvertedDocument(path=Path("/x/a.pdf"), name="a.pdf", file_type="pdf",
+                             page_count=pages, blocks=tuple(blocks))
+
+
+def sentence(i: int, n: int = 5) -> str:
+    return " ".join([f"W{i}"] * (n - 1)) + " end."
+
+
+def test_respects_budget_and_overlaps_one_sentence() -> None:
+    text = " ".join(sentence(i) for i in range(10))  # 10 sentences x 5 tokens
+    chunks = chunk_document(doc(Block(text, 1)), "d" * 64, words, ChunkerOptions(max_tokens=12))
+    assert all(c.token_count <= 12 for c in chunks)
+    for prev, nxt in zip(chunks, chunks[1:]):
+        last = prev.text.split("end.")[-2].strip() + " end."
+        assert nxt.text.startswith(last.strip())
+    covered = " ".join(c.text for c in chunks)
+    for i in range(10):
+        assert f"W{i} " in covered
+
+
+def test_no_overlap_when_disabled() -> None:
+    text = " ".join(sentence(i) for i in range(6))
+    chunks = chunk_document(doc(Block(text, 1)), "d" * 64, words, ChunkerOptions(12, 0))
+    total = sum(len(c.text.split()) for c in chunks)
+    assert total == 30
+
+
+def test_chunks_never_cross_sections_and_carry_heading_path() -> None:
+    chunks = chunk_document(doc(
+        Block("Intro", 1, "heading", ("Intro",)),
+        Block("First part. Short.", 1, "paragraph", ("Intro",)),
+        Block("Methods", 2, "heading", ("Methods",)),
+        Block("Second part.", 2, "paragraph", ("Methods",)),
+    ), "d" * 64, words, ChunkerOptions(100))
+    assert [c.heading_path for c in chunks] == ["Intro", "Methods"]
+    assert chunks[0].text == "Intro\nFirst part. Short."
+    assert (chunks[1].page_start, chunks[1].page_end) == (2, 2)
+
+
+def test_tables_and_code_are_atomic_chunks() -> None:
+    table = "| a | b |\n| 1 | 2 |\n| 3 | 4 |"
+    chunks = chunk_document(doc(
+        Block("Before the table.", 1),
+        Block(table, 1, "table"),
+        Block("def f():\n    return 1", 2, "code"),
+        Block("After.", 2),
+    ), "d" * 64, words, ChunkerOptions(100))
+    kinds = [c.block_type for c in chunks]
+    assert kinds == ["paragraph", "table", "code", "paragraph"]
+    assert chunks[1].text == table
+
+
+def test_oversized_table_is_split_by_rows_within_budget() -> None:
+    table = "\n".join(f"| row {i} | value {i} |" for i in range(40))
+    chunks = chunk_document(doc(Block(table, 3, "table")), "d" * 64, words, ChunkerOptions(30))
+    assert len(chunks) > 1
+    assert all(c.token_count <= 30 and c.block_type == "table" for c in chunks)
+    assert "\n".join(c.text for c in chunks) == table
+
+
+def test_page_span_follows_content() -> None:
+    chunks = chunk_document(doc(Block("Page one text.", 1), Block("Page two text.", 2)),
+                            "d" * 64, words, ChunkerOptions(100))
+    assert len(chunks) == 1
+    assert (chunks[0].page_start, chunks[0].page_end) == (1, 2)
+    assert chunks[0].metadata["pages"] == [1, 2]
+
+
+def test_ids_are_stable_and_depend_on_content_and_version() -> None:
+    d = doc(Block("Hello world. Again here.", 1))
+    a = chunk_document(d, "a" * 64, words, ChunkerOptions(100))
+    b = chunk_document(d, "a" * 64, words, ChunkerOptions(100))
+    c = chunk_document(d, "b" * 64, words, ChunkerOptions(100))
+    e = chunk_document(d, "a" * 64, words, ChunkerOptions(99))
+    assert [x.chunk_id for x in a] == [x.chunk_id for x in b]
+    assert a[0].chunk_id != c[0].chunk_id != e[0].chunk_id
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 30), st.integers(1, 3), st.booleans()), min_size=1, max_size=25),
+       st.integers(8, 40))
+def test_budget_is_never_exceeded(spec: list[tuple[int, int, bool]], budget: int) -> None:
+    blocks = [Block(" ".join(f"t{i}" for i in range(n)) + ".", page, "table" if tab else "paragraph")
+              for n, page, tab in spec]
+    chunks = chunk_document(doc(*blocks), "d" * 64, words, ChunkerOptions(budget))
+    assert chunks
+    assert all(len(c.text.split()) <= budget for c in chunks)
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    assert all(c.page_start <= c.page_end for c in chunks)

@@ -1,0 +1,16 @@
+"""Every environment variable the settings read is documented, and nothing else is."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+from rag_system.config import Settings
+from tests.conftest import REPO_ROOT
+
+
+def test_configuration_doc_lists_every_variable() -> None:
+    doc = (REPO_ROOT / "Documentation" / "configuration.md").read_text()
+    documented = set(re.findall(r"^\| `([A-Z_]+)` \|", doc, flags=re.M))
+    variables = {f.metadata["env"] for f in fields(Settings) if "env" in f.metadata} | {"DOCENT_PROFILE"}
+    assert documented == variables
