@@ -95,10 +95,12 @@ def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no
     from rag_system.indexing.embedder import EmbedderLoadError, shared_embedder
     from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
     from rag_system.retrieval.engine import RetrievalEngine
-    from rag_system.retrieval.filters import FilterError
+    from rag_system.retrieval.filters import FilterError, compile_filters
 
     try:
+        # Validate everything the user typed before loading any model.
         filters = json.loads(args.filters) if args.filters else None
+        compile_filters(filters)
         if args.k is not None and not 1 <= args.k <= 1000:
             raise ValueError("--k must be between 1 and 1000")
         engine = RetrievalEngine(settings, shared_embedder(settings))

@@ -38,6 +38,7 @@ class Settings:
     embedding_model: str = field(default="", metadata=_env("EMBEDDING_MODEL"))
     embedding_batch_size: int = field(default=32, metadata=_env("EMBEDDING_BATCH_SIZE"))
     embedding_max_tokens: int = field(default=512, metadata=_env("EMBEDDING_MAX_TOKENS"))
+    embedding_precision: str = field(default="auto", metadata=_env("EMBEDDING_PRECISION"))
     torch_threads: int = field(default=0, metadata=_env("DOCENT_TORCH_THREADS"))
     # Chunking (tokens measured by the embedder's tokenizer).
     chunk_tokens: int = field(default=512, metadata=_env("CHUNK_SIZE"))
@@ -86,6 +87,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
 _MODES = ("hybrid", "vector_only", "fts_only")
+_PRECISIONS = ("auto", "fp32", "bf16")
 
 
 def _coerce(base: Settings, name: str, value: Any) -> Any:
@@ -131,6 +133,9 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"setting rrf_k must be > 0, got {settings.rrf_k}")
     if settings.ocr_engine not in _OCR_ENGINES:
         raise ConfigError(f"OCR_ENGINE must be one of {', '.join(_OCR_ENGINES)}, got {settings.ocr_engine!r}")
+    if settings.embedding_precision not in _PRECISIONS:
+        raise ConfigError(f"EMBEDDING_PRECISION must be one of {', '.join(_PRECISIONS)}, "
+                          f"got {settings.embedding_precision!r}")
     if settings.retrieval_mode not in _MODES:
         raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(_MODES)}, got {settings.retrieval_mode!r}")
     return settings

@@ -1,0 +1,54 @@
+"""The packaged embedder: offline load, normalised vectors, token counts, precision."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag_system.indexing.embedder import Embedder, EmbedderLoadError, resolve_precision
+
+
+def test_vectors_are_unit_length_in_input_order(embedder: Embedder) -> None:
+    texts = ["short", "a much longer sentence about QUIC flow control and streams", "short"]
+    vectors = embedder.embed(texts)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert np.allclose(vectors[0], vectors[2], atol=1e-4)
+    assert float(vectors[0] @ vectors[1]) < 0.9
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_similar_texts_are_closer(embedder: Embedder) -> None:
+    a, b, c = embedder.embed(["The cat sat on the mat.", "A cat is sitting on a rug.",
+                              "Quarterly revenue grew by eight percent."])
+    assert float(a @ b) > float(a @ c) + 0.2
+
+
+def test_token_counts_use_the_model_tokenizer(embedder: Embedder) -> None:
+    assert embedder.count_tokens_batch(["hello world", ""]) == [2, 0]
+    assert embedder.count_tokens("unbelievably") > 1  # wordpieces, not words
+    assert embedder.max_content_tokens == 510
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_precisions_agree(embedder: Embedder, precision: str) -> None:
+    other = Embedder(precision=precision)
+    texts = ["Reciprocal rank fusion merges ranked lists.", "Tables stay whole in a chunk."]
+    assert other.precision == precision
+    cos = (other.embed(texts) * embedder.embed(texts)).sum(axis=1)
+    assert float(cos.min()) > 0.999
+
+
+def test_auto_precision_resolves_to_a_concrete_one() -> None:
+    import torch
+
+    assert resolve_precision("auto", torch) in {"fp32", "bf16"}
+    assert resolve_precision("fp32", torch) == "fp32"
+
+
+def test_missing_model_directory_names_the_setting(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(EmbedderLoadError, match="EMBEDDING_MODEL"):
+        Embedder(model_setting=str(tmp_path / "nope"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(EmbedderLoadError, match="cannot load"):
+        Embedder(model_setting=str(tmp_path / "empty"))
