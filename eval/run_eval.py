@@ -63,7 +63,7 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
 def _index_name(corpus: Corpus, settings: Any) -> str:
     """Cache key: corpus plus every setting that changes what is stored."""
     key = json.dumps([corpus.name, [str(s) for s in corpus.sources], settings.chunk_tokens,
-                      settings.chunk_overlap_sentences, settings.embedding_model,
+                      settings.chunk_overlap_sentences, settings.chunk_context, settings.embedding_model,
                       settings.embedding_max_tokens, settings.ocr_engine], sort_keys=True)
     slug = "".join(ch if ch.isalnum() else "_" for ch in corpus.name)
     return f"eval_{slug}_{hashlib.sha256(key.encode()).hexdigest()[:10]}"
@@ -89,7 +89,7 @@ def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Name
             result = engine.retrieve(index, row.query, options)
             results.append((row, result))
         arm = {"mode": mode, "rerank": bool(args.rerank), "k": args.k,
-               "chunk_tokens": settings.chunk_tokens, "fts_stem": settings.fts_stem,
+               "chunk_tokens": settings.chunk_tokens, "chunk_context": settings.chunk_context, "fts_stem": settings.fts_stem,
                "fts_remove_stop_words": settings.fts_remove_stop_words,
                "embedding_model": embedder.identity.model_id}
         run = summarise(corpus, arm, results)

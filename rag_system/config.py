@@ -43,6 +43,7 @@ class Settings:
     # Chunking (tokens measured by the embedder's tokenizer).
     chunk_tokens: int = field(default=512, metadata=_env("CHUNK_SIZE"))
     chunk_overlap_sentences: int = field(default=1, metadata=_env("CHUNK_OVERLAP_SENTENCES"))
+    chunk_context: str = field(default="none", metadata=_env("CHUNK_CONTEXT"))
     # Ingestion.
     ocr_engine: str = field(default="auto", metadata=_env("OCR_ENGINE"))
     ocr_min_chars: int = field(default=40, metadata=_env("OCR_MIN_CHARS"))
@@ -88,6 +89,7 @@ _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
 _MODES = ("hybrid", "vector_only", "fts_only")
 _PRECISIONS = ("auto", "fp32", "bf16")
+_CONTEXTS = ("none", "headings", "document")
 
 
 def _coerce(base: Settings, name: str, value: Any) -> Any:
@@ -133,6 +135,8 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"setting rrf_k must be > 0, got {settings.rrf_k}")
     if settings.ocr_engine not in _OCR_ENGINES:
         raise ConfigError(f"OCR_ENGINE must be one of {', '.join(_OCR_ENGINES)}, got {settings.ocr_engine!r}")
+    if settings.chunk_context not in _CONTEXTS:
+        raise ConfigError(f"CHUNK_CONTEXT must be one of {', '.join(_CONTEXTS)}, got {settings.chunk_context!r}")
     if settings.embedding_precision not in _PRECISIONS:
         raise ConfigError(f"EMBEDDING_PRECISION must be one of {', '.join(_PRECISIONS)}, "
                           f"got {settings.embedding_precision!r}")

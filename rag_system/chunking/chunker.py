@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rag_system.chunking.sentences import split_sentences
 from rag_system.ingestion.types import Block, ConvertedDocument
@@ -24,15 +24,22 @@ CHUNKER_NAME = "sections-v1"
 _ATOMIC = frozenset({"table", "code"})
 
 
+CONTEXT_MODES = ("none", "headings", "document")
+
+
 @dataclass(frozen=True)
 class ChunkerOptions:
     max_tokens: int = 512
     overlap_sentences: int = 1
+    # What each chunk's text opens with, so a chunk deep in a section still
+    # says what it is about: nothing, its heading path, or the document name
+    # and its heading path.
+    context: str = "none"
 
     @property
     def version(self) -> str:
-        """Changes whenever chunk boundaries could change, so builds redo files."""
-        return f"{CHUNKER_NAME}-t{self.max_tokens}-o{self.overlap_sentences}"
+        """Changes whenever chunk text could change, so builds redo files."""
+        return f"{CHUNKER_NAME}-t{self.max_tokens}-o{self.overlap_sentences}-c{self.context}"
 
 
 @dataclass(frozen=True)
@@ -66,14 +73,31 @@ def chunk_id_for(document_id: str, version: str, ordinal: int) -> str:
 def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: TokenCounter,
                    options: ChunkerOptions) -> list[Chunk]:
     """Chunk one converted document; ordinals follow document order."""
-    pieces: list[tuple[tuple[str, ...], list[_Unit]]] = []
+    pieces: list[tuple[tuple[str, ...], str, int, list[_Unit]]] = []
     for heading_path, blocks in _sections(doc.blocks):
-        units = _units(blocks, count_tokens, options.max_tokens)
-        pieces.extend((heading_path, group) for group in _pack(units, options))
+        prefix = _context_line(doc.name, heading_path, options.context)
+        prefix_tokens = count_tokens([prefix])[0] + 1 if prefix else 0
+        if prefix and options.max_tokens - prefix_tokens < 32:
+            prefix, prefix_tokens = "", 0  # a huge heading path would crowd out the content
+        if prefix and blocks and blocks[0].block_type == "heading":
+            blocks = blocks[1:]  # the context line already says it
+            if not blocks:
+                continue
+        budget = replace(options, max_tokens=options.max_tokens - prefix_tokens)
+        units = _units(blocks, count_tokens, budget.max_tokens)
+        pieces.extend((heading_path, prefix, prefix_tokens, group) for group in _pack(units, budget))
     chunks: list[Chunk] = []
-    for ordinal, (heading_path, units) in enumerate(pieces):
-        chunks.append(_make_chunk(doc, document_id, options.version, ordinal, heading_path, units))
+    for ordinal, (heading_path, prefix, prefix_tokens, units) in enumerate(pieces):
+        chunks.append(_make_chunk(doc, document_id, options.version, ordinal, heading_path, units,
+                                  prefix, prefix_tokens))
     return chunks
+
+
+def _context_line(name: str, heading_path: tuple[str, ...], mode: str) -> str:
+    parts = list(heading_path) if mode in ("headings", "document") else []
+    if mode == "document":
+        parts.insert(0, name)
+    return " > ".join(parts)
 
 
 def _sections(blocks: Iterable[Block]) -> Iterable[tuple[tuple[str, ...], list[Block]]]:
@@ -170,8 +194,9 @@ def _pack(units: Sequence[_Unit], options: ChunkerOptions) -> list[list[_Unit]]:
 
 
 def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal: int,
-                heading_path: tuple[str, ...], units: list[_Unit]) -> Chunk:
-    text_parts: list[str] = []
+                heading_path: tuple[str, ...], units: list[_Unit], prefix: str = "",
+                prefix_tokens: int = 0) -> Chunk:
+    text_parts: list[str] = [prefix, "\n"] if prefix else []
     for i, unit in enumerate(units):
         if i and unit.starts_block:
             text_parts.append("\n")
@@ -196,7 +221,7 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
         page_end=pages[-1],
         heading_path=" > ".join(heading_path),
         block_type=block_type,
-        token_count=sum(u.tokens for u in units),
+        token_count=prefix_tokens + sum(u.tokens for u in units),
         metadata=metadata,
     )
 

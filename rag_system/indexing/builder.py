@@ -57,7 +57,8 @@ def hash_files(paths: Sequence[Path]) -> list[str]:
 
 def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
     budget = min(settings.chunk_tokens, embedder.max_content_tokens)
-    return ChunkerOptions(max_tokens=budget, overlap_sentences=settings.chunk_overlap_sentences)
+    return ChunkerOptions(max_tokens=budget, overlap_sentences=settings.chunk_overlap_sentences,
+                          context=settings.chunk_context)
 
 
 def build_index(

@@ -207,6 +207,9 @@ class ChunkTable:
         rows = query.to_list()
         return sorted(rows, key=lambda r: r["chunk_index"])
 
+    def has_fts_index(self) -> bool:
+        return any(i.index_type == "FTS" for i in self.table.list_indices())
+
     def refresh_fts(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool) -> None:
         """Keep the native full-text index on `text` current and as configured."""
         from lancedb.index import FTS

@@ -22,6 +22,24 @@ from rag_system.ingestion.types import ConversionError, ConvertedDocument
 logger = logging.getLogger(__name__)
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# A numbered section title alone on its line, as in RFCs and specifications:
+# "4.5.  Stream Final Size", "Appendix A.2.  Sample Code". The number's depth
+# gives the heading level, so chunks follow sections and carry their title.
+_NUMBERED_HEADING = re.compile(
+    r"^(?:(?P<num>\d{1,2}(?:\.\d{1,3}){0,5})\.?|Appendix (?P<app>[A-Z](?:\.\d{1,3}){0,5})\.?)"
+    r"[ \t]+(?P<title>[A-Z][^\n]{0,78})$"
+)
+
+
+def heading_level(paragraph: str) -> int | None:
+    """Level of a numbered section title (1 for "4.", 2 for "4.5."), else None."""
+    if "\n" in paragraph or paragraph.rstrip().endswith((".", ",", ";", ":")):
+        return None
+    match = _NUMBERED_HEADING.match(paragraph.strip())
+    if match is None:
+        return None
+    number = match.group("num") or match.group("app")
+    return number.count(".") + 1
 
 
 def decode_text(data: bytes, path: Path) -> tuple[str, str | None]:
@@ -81,7 +99,11 @@ def convert_text(path: Path, settings: Settings) -> ConvertedDocument:
         for index, paragraph in enumerate(paragraphs):
             if index in (0, last) and "\n" not in paragraph and boilerplate_key(paragraph) in drop:
                 continue
-            builder.add(paragraph, number)
+            level = heading_level(paragraph)
+            if level is None:
+                builder.add(paragraph, number)
+            else:
+                builder.heading(paragraph.strip(), number, level)
     warnings = [warning] if warning else []
     if not builder.blocks:
         warnings.append("no text found")

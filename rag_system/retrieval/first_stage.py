@@ -28,6 +28,10 @@ COLUMNS = ["chunk_id", "document_id", "document_name", "chunk_index", "page_star
            "heading_path", "block_type", "text", "metadata"]
 
 
+class FullTextUnavailableError(RuntimeError):
+    """The table has no usable full-text index."""
+
+
 class FirstStage:
     """Stateless apart from the shared embedder and a small thread pool."""
 
@@ -82,8 +86,12 @@ class FirstStage:
         builder = table.table.search(MatchQuery(terms, "text"), query_type="fts")
         if where:
             builder = builder.where(where, prefilter=True)
-        rows = builder.select(COLUMNS).limit(limit).to_list()
+        rows = builder.select([*COLUMNS, "_score"]).limit(limit).to_list()
         timings["fts_ms"] = (time.perf_counter() - t0) * 1000
+        if not rows and not table.has_fts_index():
+            # LanceDB answers an un-indexed full-text query with nothing, which
+            # would silently turn hybrid into vector search.
+            raise FullTextUnavailableError(f"index {table.index!r} has no full-text index; rebuild it")
         return rows
 
     def _vector_leg(self, table: ChunkTable, query: str, where: str | None, limit: int,
@@ -95,7 +103,7 @@ class FirstStage:
         builder = table.table.search(vector, vector_column_name="vector").distance_type("cosine")
         if where:
             builder = builder.where(where, prefilter=True)
-        rows = builder.select(COLUMNS).limit(limit).to_list()
+        rows = builder.select([*COLUMNS, "_distance"]).limit(limit).to_list()
         timings["vector_ms"] = (time.perf_counter() - t1) * 1000
         return rows
 

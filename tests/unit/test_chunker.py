@@ -107,3 +107,19 @@ def test_budget_is_never_exceeded(spec: list[tuple[int, int, bool]], budget: int
     assert all(len(c.text.split()) <= budget for c in chunks)
     assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
     assert all(c.page_start <= c.page_end for c in chunks)
+
+
+def test_context_line_opens_every_chunk_and_counts_against_the_budget() -> None:
+    blocks = [Block("Flow Control", 1, "heading", ("Streams", "Flow Control"))] + [
+        Block(" ".join(sentence(i) for i in range(30)), 1, "paragraph", ("Streams", "Flow Control"))]
+    d = doc(*blocks)
+    chunks = chunk_document(d, "d" * 64, words, ChunkerOptions(60, 0, "document"))
+    assert len(chunks) > 1
+    for c in chunks:
+        first_line, _, body = c.text.partition("\n")
+        assert first_line == "a.pdf > Streams > Flow Control"
+        assert len(c.text.split()) <= 60 and c.token_count <= 60
+        assert not body.startswith("Flow Control")  # the heading is not repeated
+    plain = chunk_document(d, "d" * 64, words, ChunkerOptions(60, 0, "headings"))
+    assert plain[0].text.startswith("Streams > Flow Control\n")
+    assert plain[0].chunk_id != chunks[0].chunk_id

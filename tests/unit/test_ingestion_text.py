@@ -96,3 +96,15 @@ def test_importing_ingestion_loads_no_parser() -> None:
             " if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
+
+
+def test_numbered_section_titles_become_headings() -> None:
+    from rag_system.ingestion.text import heading_level
+
+    assert heading_level("4.5.  Stream Final Size") == 2
+    assert heading_level("4.  Flow Control") == 1
+    assert heading_level("Appendix A.2.  Sample Code") == 2
+    assert heading_level("4.5.  Stream Final Size\nmore text") is None
+    assert heading_level("3 packets were lost in transit.") is None
+    assert heading_level("2.  the lower-case start") is None
+    assert heading_level("1990 Annual Report") is None

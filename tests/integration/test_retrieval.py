@@ -1,0 +1,110 @@
+"""First-stage retrieval on a real index: modes, filters on both legs, hostile queries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_system.indexing.builder import build_index
+from rag_system.retrieval.engine import RetrievalEngine
+from rag_system.retrieval.filters import FilterError
+from rag_system.retrieval.first_stage import FullTextUnavailableError
+from rag_system.retrieval.types import RetrievalModeError
+
+DOCS = {
+    "quic.txt": "QUIC streams.\n\nThe ack_delay_exponent defaults to 3 when absent.\n\n"
+                "Flow control limits how much data a peer may send.",
+    "garden.md": "# Garden\n\nTomatoes need six hours of sun.\n\n## Water\n\nWater hydrangeas every morning.",
+    "policy.txt": "Leave policy.\n\nEmployees accrue 25 days of annual leave.\f"
+                  "Page two.\n\nSick leave requires a note after three days.",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    from rag_system.config import load_settings
+
+    root = tmp_path_factory.mktemp("retrieval")
+    folder = root / "docs"
+    folder.mkdir()
+    for name, text in DOCS.items():
+        (folder / name).write_text(text)
+    settings = load_settings(environ={"DOCENT_DATA_DIR": str(root / "data")}, dotenv_path=None)
+    build_index([folder], "r", settings, embedder=embedder)
+    return RetrievalEngine(settings, embedder)
+
+
+def names(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [c.document_name for c in result.candidates]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector_only", "fts_only"])
+def test_each_mode_finds_the_answer(engine: RetrievalEngine, mode: str) -> None:
+    result = engine.retrieve("r", "default ack_delay_exponent", engine.options(mode=mode, k=5))
+    assert names(result)[0] == "quic.txt"
+    assert result.mode == mode
+    top = result.candidates[0]
+    if mode != "vector_only":
+        assert top.fts_rank == 1
+    if mode != "fts_only":
+        assert top.vector_rank is not None and top.vector_similarity is not None
+    assert result.timings_ms["first_stage_ms"] > 0
+
+
+def test_hybrid_results_are_deduplicated_and_scored(engine: RetrievalEngine) -> None:
+    result = engine.retrieve("r", "leave days", engine.options(k=10))
+    ids = [c.chunk_id for c in result.candidates]
+    assert len(ids) == len(set(ids))
+    scores = [c.score for c in result.candidates]
+    assert scores == sorted(scores, reverse=True)
+    assert isinstance(result.evidence_score, float)
+
+
+def test_unknown_mode_is_rejected(engine: RetrievalEngine) -> None:
+    with pytest.raises(RetrievalModeError, match="unknown retrieval mode"):
+        engine.retrieve("r", "x", engine.options(mode="semantic"))
+
+
+@pytest.mark.parametrize("query", ['"', 'what is "ack_delay', "title:foo AND (", "+-~*^", "", "ﬀ ‽ 😀"])
+def test_hostile_queries_never_break_search(engine: RetrievalEngine, query: str) -> None:
+    for mode in ("hybrid", "fts_only"):
+        result = engine.retrieve("r", query, engine.options(mode=mode, k=5))
+        assert result.warnings == []
+
+
+def test_filters_apply_to_both_legs(engine: RetrievalEngine) -> None:
+    filters = {"document_name": "policy.txt"}
+    for mode in ("hybrid", "vector_only", "fts_only"):
+        result = engine.retrieve("r", "hydrangeas tomatoes leave", engine.options(mode=mode, filters=filters))
+        assert set(names(result)) == {"policy.txt"}
+    page_two = engine.retrieve("r", "leave", engine.options(filters={"document_name": "policy.txt", "page": 2}))
+    assert page_two.candidates and all(c.page_start <= 2 <= c.page_end for c in page_two.candidates)
+    md_only = engine.retrieve("r", "water", engine.options(filters={"file_type": "md"}))
+    assert set(names(md_only)) == {"garden.md"}
+    nothing = engine.retrieve("r", "water", engine.options(filters={"document_id": "0" * 64}))
+    assert nothing.candidates == [] and nothing.evidence_score == 0.0
+    with pytest.raises(FilterError):
+        engine.retrieve("r", "water", engine.options(filters={"page": {"gte": "1 OR 1=1"}}))
+
+
+def test_hybrid_degrades_to_vector_when_full_text_fails(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    from rag_system.config import load_settings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Penguins live in the southern hemisphere.")
+    settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data")}, dotenv_path=None)
+    build_index([folder], "d", settings, embedder=embedder)
+    engine = RetrievalEngine(settings, embedder)
+    table = engine.table("d").table
+    for index in table.list_indices():
+        table.drop_index(index.name)  # a real broken full-text leg: no FTS index at all
+    result = engine.retrieve("d", "penguins", engine.options(mode="hybrid"))
+    assert names(result) == ["a.txt"]
+    assert result.warnings and "vector-only" in result.warnings[0]
+    with pytest.raises(FullTextUnavailableError, match="rebuild"):
+        engine.retrieve("d", "penguins", engine.options(mode="fts_only"))
+    build_index([folder], "d", settings, embedder=embedder)  # a rebuild restores the leg
+    healed = engine.retrieve("d", "penguins", engine.options(mode="hybrid"))
+    assert healed.warnings == [] and healed.candidates[0].fts_rank == 1
