@@ -101,6 +101,51 @@ def rrf_fuse_reference(
     return [(key, scores[key]) for key in order]
 
 
+def score_fuse_reference(
+    rankings: Sequence[Sequence[str]],
+    scores: Sequence[Sequence[float]],
+    weights: Sequence[float] | None = None,
+    limit: int | None = None,
+) -> list[tuple[str, float]]:
+    """Min-max score fusion, the specification ``docent_native.score_fuse`` meets.
+
+    Each ranking's scores are normalised to ``(v - lo) / (hi - lo)`` (1.0 for
+    all when they are equal); the first occurrence of a key at position ``p``
+    of ranking ``i`` adds ``weights[i] * norm``. Order as in RRF.
+    """
+    _validate_fusion(len(rankings), 1.0, weights, limit)
+    if len(scores) != len(rankings):
+        raise ValueError(f"scores has {len(scores)} lists but there are {len(rankings)} rankings")
+    for index, (values, ranking) in enumerate(zip(scores, rankings)):
+        if len(values) != len(ranking):
+            raise ValueError(
+                f"scores[{index}] has {len(values)} entries but rankings[{index}] has {len(ranking)}")
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"scores[{index}] must be finite")
+    fused: dict[str, float] = {}
+    best_rank: dict[str, int] = {}
+    first_ranking: dict[str, int] = {}
+    for index, (ranking, values) in enumerate(zip(rankings, scores)):
+        if isinstance(ranking, str):
+            raise TypeError("a ranking must be a sequence of str, not a str")
+        weight = 1.0 if weights is None else float(weights[index])
+        lo = min(values, default=0.0)
+        hi = max(values, default=0.0)
+        seen: set[str] = set()
+        for rank, (key, value) in enumerate(zip(ranking, values), start=1):
+            if key in seen:
+                continue
+            seen.add(key)
+            norm = (value - lo) / (hi - lo) if hi > lo else 1.0
+            fused[key] = fused.get(key, 0.0) + weight * norm
+            best_rank[key] = min(best_rank.get(key, rank), rank)
+            first_ranking.setdefault(key, index)
+    order = sorted(fused, key=lambda key: (-fused[key], best_rank[key], first_ranking[key], key))
+    if limit is not None:
+        order = order[:limit]
+    return [(key, fused[key]) for key in order]
+
+
 # --- Evidence contrast -------------------------------------------------------
 
 CONTRAST_STD_FLOOR = 0.01

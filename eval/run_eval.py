@@ -89,6 +89,8 @@ def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Name
             result = engine.retrieve(index, row.query, options)
             results.append((row, result))
         arm = {"mode": mode, "rerank": bool(args.rerank), "k": args.k,
+               "fusion": settings.fusion, "fts_weight": settings.fts_weight,
+               "vector_weight": settings.vector_weight,
                "chunk_tokens": settings.chunk_tokens, "chunk_context": settings.chunk_context, "fts_stem": settings.fts_stem,
                "fts_remove_stop_words": settings.fts_remove_stop_words,
                "embedding_model": embedder.identity.model_id}

@@ -215,3 +215,26 @@ def select_evidence_sentences(
         TypeError: ``blocks`` is a ``str`` or holds a non-``str``.
         UnicodeEncodeError: a string contains a lone surrogate.
     """
+
+def score_fuse(
+    rankings: Sequence[Sequence[str]],
+    scores: Sequence[Sequence[float]],
+    weights: Sequence[float] | None = None,
+    limit: int | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse best-first rankings by weighted, min-max normalised scores.
+
+    Each ranking's scores are normalised to ``(v - lo) / (hi - lo)`` over that
+    ranking (1.0 for every item when all are equal). The first occurrence of a
+    key at position ``p`` of ranking ``i`` adds ``weights[i] * norm`` (weight
+    1.0 when ``weights`` is None); repeats within a ranking are skipped. Sums
+    run in ranking order from 0.0, so results are bit-identical to the Python
+    reference. Ordering and ``limit`` are exactly as in ``rrf_fuse``.
+
+    Raises:
+        ValueError: bad weights or limit (messages as in ``rrf_fuse``);
+            ``"scores has N lists but there are M rankings"``;
+            ``"scores[i] has N entries but rankings[i] has M"``;
+            ``"scores[i] must be finite"``. Checked in that order.
+        TypeError: a ranking is a ``str`` or contains a non-``str`` key.
+    """

@@ -56,7 +56,10 @@ class Settings:
     # Retrieval defaults.
     retrieval_mode: str = field(default="hybrid", metadata=_env("RETRIEVAL_MODE"))
     retrieval_k: int = field(default=20, metadata=_env("RETRIEVAL_K"))
+    fusion: str = field(default="score", metadata=_env("FUSION"))
     rrf_k: float = field(default=60.0, metadata=_env("RRF_K"))
+    fts_weight: float = field(default=1.0, metadata=_env("FTS_WEIGHT"))
+    vector_weight: float = field(default=1.0, metadata=_env("VECTOR_WEIGHT"))
     reranker_model: str = field(default="", metadata=_env("RERANKER_MODEL"))
 
     def with_overrides(self, **overrides: Any) -> Settings:
@@ -131,6 +134,10 @@ def _validated(settings: Settings) -> Settings:
     for name in ("chunk_overlap_sentences", "ocr_min_chars", "torch_threads"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
+    if settings.fusion not in ("score", "rrf"):
+        raise ConfigError(f"FUSION must be score or rrf, got {settings.fusion!r}")
+    if settings.fts_weight < 0 or settings.vector_weight < 0:
+        raise ConfigError("FTS_WEIGHT and VECTOR_WEIGHT must be >= 0")
     if settings.rrf_k <= 0:
         raise ConfigError(f"setting rrf_k must be > 0, got {settings.rrf_k}")
     if settings.ocr_engine not in _OCR_ENGINES:

@@ -113,20 +113,32 @@ where
     S: AsRef<str>,
 {
     validate(k, weights, rankings.len())?;
+    // `rank as f64` is exact for any realistic list length (< 2^53),
+    // matching Python's int -> float promotion in `k + rank`.
+    Ok(fuse_by(rankings, limit, |i, pos| {
+        weights.map_or(1.0, |w| w[i]) / (k + (pos + 1) as f64)
+    }))
+}
+
+/// Shared accumulation and ordering of every fusion rule: `contribution(i,
+/// pos)` is what the first occurrence of a key at 0-based `pos` of ranking
+/// `i` adds to that key's score (summed in ranking order from 0.0).
+pub(crate) fn fuse_by<R, S, F>(rankings: &[R], limit: Option<usize>, contribution: F) -> Vec<Fused>
+where
+    R: AsRef<[S]>,
+    S: AsRef<str>,
+    F: Fn(usize, usize) -> f64,
+{
     let total: usize = rankings.iter().map(|r| r.as_ref().len()).sum();
     let mut acc: HashMap<&str, Acc> = HashMap::with_capacity(total);
 
     for (i, ranking) in rankings.iter().enumerate() {
-        let w = weights.map_or(1.0, |w| w[i]);
         for (pos, key) in ranking.as_ref().iter().enumerate() {
             let rank = pos + 1;
-            // `rank as f64` is exact for any realistic list length (< 2^53),
-            // matching Python's int -> float promotion in `k + rank`.
-            let contribution = w / (k + rank as f64);
             match acc.entry(key.as_ref()) {
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(Acc {
-                        score: 0.0 + contribution,
+                        score: 0.0 + contribution(i, pos),
                         best_rank: rank,
                         first_ranking: i,
                         first_position: pos,
@@ -139,7 +151,7 @@ where
                         continue; // repeat within this ranking: first position wins
                     }
                     a.last_ranking = i;
-                    a.score += contribution;
+                    a.score += contribution(i, pos);
                     a.best_rank = a.best_rank.min(rank);
                 }
             }
@@ -183,7 +195,7 @@ where
         _ => {}
     }
     out.sort_unstable_by(cmp);
-    Ok(out.into_iter().map(|(_, f)| f).collect())
+    out.into_iter().map(|(_, f)| f).collect()
 }
 
 /// Convenience wrapper returning `(key, score)` pairs; used by tests and by

@@ -9,6 +9,7 @@
 pub mod chars;
 pub mod evidence;
 pub mod fusion;
+pub mod score_fusion;
 pub mod hashing;
 pub mod markers;
 pub mod sentences;
@@ -239,6 +240,39 @@ fn select_evidence_sentences(
         .collect())
 }
 
+/// Score fusion of best-first rankings; see `docent_native.pyi`.
+#[pyfunction]
+#[pyo3(signature = (rankings, scores, weights = None, limit = None))]
+fn score_fuse<'py>(
+    py: Python<'py>,
+    rankings: Vec<Vec<Bound<'py, PyString>>>,
+    scores: Vec<Vec<f64>>,
+    weights: Option<Vec<f64>>,
+    limit: Option<i64>,
+) -> PyResult<Vec<(Bound<'py, PyString>, f64)>> {
+    let weights = weights.as_deref();
+    // Same order as the reference: weights, then limit, then the scores.
+    fusion::validate(1.0, weights, rankings.len())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let limit = match limit {
+        None => None,
+        Some(n) => Some(usize::try_from(n).map_err(|_| PyValueError::new_err(NEGATIVE_LIMIT))?),
+    };
+    score_fusion::validate_scores(&rankings, &scores, weights)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let keys: Vec<Vec<&str>> = rankings
+        .iter()
+        .map(|r| r.iter().map(|s| s.to_str()).collect::<PyResult<_>>())
+        .collect::<PyResult<_>>()?;
+    let fused = py
+        .detach(|| score_fusion::score_fuse(&keys, &scores, weights, limit))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(fused
+        .into_iter()
+        .map(|f| (rankings[f.ranking][f.position].clone(), f.score))
+        .collect())
+}
+
 /// The `docent_native` Python module.
 #[pymodule]
 fn docent_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -246,6 +280,7 @@ fn docent_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sha256_files, m)?)?;
     m.add_function(wrap_pyfunction!(sha256_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(rrf_fuse, m)?)?;
+    m.add_function(wrap_pyfunction!(score_fuse, m)?)?;
     m.add_function(wrap_pyfunction!(evidence_contrast, m)?)?;
     m.add_function(wrap_pyfunction!(split_sentences, m)?)?;
     m.add_function(wrap_pyfunction!(parse_citations, m)?)?;

@@ -29,8 +29,9 @@ class RetrievalEngine:
 
     def options(self, **overrides: Any) -> RetrievalOptions:
         """Request options: the settings' defaults plus this request's overrides."""
-        base = {"mode": self.settings.retrieval_mode, "k": self.settings.retrieval_k,
-                "rrf_k": self.settings.rrf_k}
+        s = self.settings
+        base = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
+                "fts_weight": s.fts_weight, "vector_weight": s.vector_weight}
         base.update({k: v for k, v in overrides.items() if v is not None})
         return RetrievalOptions(**base)
 

@@ -20,7 +20,14 @@ from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.store import ChunkTable
 from rag_system.retrieval.filters import compile_filters
 from rag_system.retrieval.fts_query import sanitize_fts_query
-from rag_system.retrieval.types import Candidate, RetrievalOptions, RetrievalResult, check_mode
+from rag_system.retrieval.types import (
+    FUSIONS,
+    Candidate,
+    RetrievalModeError,
+    RetrievalOptions,
+    RetrievalResult,
+    check_mode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +48,8 @@ class FirstStage:
 
     def search(self, table: ChunkTable, query: str, options: RetrievalOptions) -> RetrievalResult:
         mode = check_mode(options.mode)
+        if options.fusion not in FUSIONS:
+            raise RetrievalModeError(f"unknown fusion {options.fusion!r}; use one of {', '.join(FUSIONS)}")
         where = compile_filters(options.filters)
         timings: dict[str, float] = {}
         warnings: list[str] = []
@@ -121,8 +130,13 @@ def _fuse(fts_rows: list[dict[str, Any]], vec_rows: list[dict[str, Any]],
             cand.vector_rank = rank
             cand.vector_similarity = 1.0 - float(row.get("_distance") or 0.0)
     rankings = [[r["chunk_id"] for r in fts_rows], [r["chunk_id"] for r in vec_rows]]
-    fused = docent_native.rrf_fuse(rankings, options.rrf_k, [options.fts_weight, options.vector_weight],
-                                   options.k)
+    weights = [options.fts_weight, options.vector_weight]
+    if options.fusion == "rrf":
+        fused = docent_native.rrf_fuse(rankings, options.rrf_k, weights, options.k)
+    else:
+        scores = [[float(r.get("_score") or 0.0) for r in fts_rows],
+                  [1.0 - float(r.get("_distance") or 0.0) for r in vec_rows]]
+        fused = docent_native.score_fuse(rankings, scores, weights, options.k)
     out = []
     for chunk_id, score in fused:
         cand = by_id[chunk_id]

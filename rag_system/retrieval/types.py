@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MODES = ("hybrid", "vector_only", "fts_only")
+FUSIONS = ("score", "rrf")
 
 
 class RetrievalModeError(ValueError):
@@ -25,6 +26,7 @@ class RetrievalOptions:
     mode: str = "hybrid"
     k: int = 20
     filters: dict[str, Any] | None = None
+    fusion: str = "score"  # "score": min-max normalised scores; "rrf": reciprocal rank
     rrf_k: float = 60.0
     fts_weight: float = 1.0
     vector_weight: float = 1.0

@@ -64,6 +64,15 @@ def test_hybrid_results_are_deduplicated_and_scored(engine: RetrievalEngine) -> 
 def test_unknown_mode_is_rejected(engine: RetrievalEngine) -> None:
     with pytest.raises(RetrievalModeError, match="unknown retrieval mode"):
         engine.retrieve("r", "x", engine.options(mode="semantic"))
+    with pytest.raises(RetrievalModeError, match="unknown fusion"):
+        engine.retrieve("r", "x", engine.options(fusion="borda"))
+
+
+@pytest.mark.parametrize("fusion", ["score", "rrf"])
+def test_both_fusion_rules_rank_the_answer_first(engine: RetrievalEngine, fusion: str) -> None:
+    result = engine.retrieve("r", "how many days of annual leave", engine.options(fusion=fusion, k=5))
+    assert names(result)[0] == "policy.txt"
+    assert result.candidates[0].score > result.candidates[-1].score
 
 
 @pytest.mark.parametrize("query", ['"', 'what is "ack_delay', "title:foo AND (", "+-~*^", "", "ﬀ ‽ 😀"])
