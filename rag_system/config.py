@@ -43,7 +43,7 @@ class Settings:
     # Chunking (tokens measured by the embedder's tokenizer).
     chunk_tokens: int = field(default=512, metadata=_env("CHUNK_SIZE"))
     chunk_overlap_sentences: int = field(default=1, metadata=_env("CHUNK_OVERLAP_SENTENCES"))
-    chunk_context: str = field(default="none", metadata=_env("CHUNK_CONTEXT"))
+    chunk_context: str = field(default="document", metadata=_env("CHUNK_CONTEXT"))
     # Ingestion.
     ocr_engine: str = field(default="auto", metadata=_env("OCR_ENGINE"))
     ocr_min_chars: int = field(default=40, metadata=_env("OCR_MIN_CHARS"))
