@@ -21,8 +21,18 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip==26.3
 
+# llama-cpp-python builds from source (GGML_NATIVE=OFF, see requirements.txt) and
+# pip does not cache wheels built with config settings, so the built wheel is
+# kept in a wheelhouse outside the clone: later setups and CI runs reuse it.
+WHEELHOUSE ?= $(HOME)/.cache/docent/wheels
+LLAMA_CPP := $(shell sed -n 's/^llama-cpp-python==\([^ ]*\).*/\1/p' requirements.txt)
+
 $(STAMPS)/requirements: requirements.txt | $(VENV)/bin/python
-	$(PIP) install --quiet -r requirements.txt
+	@mkdir -p $(WHEELHOUSE)
+	@ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP)-*.whl >/dev/null 2>&1 || \
+		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DGGML_NATIVE=OFF" \
+		$(PIP) wheel --quiet --no-deps -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_CPP)
+	$(PIP) install --quiet --find-links $(WHEELHOUSE) -r requirements.txt
 	@mkdir -p $(STAMPS) && touch $@
 
 # The native extension is rebuilt whenever its sources change.

@@ -83,7 +83,7 @@ def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Name
     modes = MODES if args.compare_modes else (args.mode or settings.retrieval_mode,)
     runs = []
     for mode in modes:
-        options = engine.options(mode=mode, k=args.k)
+        options = engine.options(mode=mode, k=args.k, rerank=args.rerank or None)
         results = []
         for row in rows:
             result = engine.retrieve(index, row.query, options)

@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     ret.add_argument("--mode", choices=("hybrid", "vector_only", "fts_only"), default=None)
     ret.add_argument("--k", type=int, default=None, help="number of results")
     ret.add_argument("--filters", default=None, help="JSON filter object")
+    ret.add_argument("--rerank", action="store_true", default=None,
+                     help="run the rerank/select stage (needs RERANKER_MODEL)")
     ret.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 
@@ -104,7 +106,7 @@ def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no
         if args.k is not None and not 1 <= args.k <= 1000:
             raise ValueError("--k must be between 1 and 1000")
         engine = RetrievalEngine(settings, shared_embedder(settings))
-        options = engine.options(mode=args.mode, k=args.k, filters=filters)
+        options = engine.options(mode=args.mode, k=args.k, filters=filters, rerank=args.rerank)
         result = engine.retrieve(args.index, args.query, options)
     except (json.JSONDecodeError, FilterError, ValueError, IndexNotFoundError, InvalidIndexNameError) as exc:
         sys.stderr.write(f"error: {exc}\n")

@@ -61,6 +61,11 @@ class Settings:
     fts_weight: float = field(default=1.0, metadata=_env("FTS_WEIGHT"))
     vector_weight: float = field(default=1.0, metadata=_env("VECTOR_WEIGHT"))
     reranker_model: str = field(default="", metadata=_env("RERANKER_MODEL"))
+    # Off by default: no benchmark here has shown a reranker that helps yet.
+    rerank: bool = field(default=False, metadata=_env("RERANK"))
+    reranker_min_score: float = field(default=0.5, metadata=_env("RERANKER_MIN_SCORE"))
+    reranker_min_keep: int = field(default=3, metadata=_env("RERANKER_MIN_KEEP"))
+    reranker_top_k: int = field(default=8, metadata=_env("RERANKER_TOP_K"))
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a new validated `Settings`; unknown names are a `ConfigError`."""
@@ -131,7 +136,9 @@ def _validated(settings: Settings) -> Settings:
     for name in positive:
         if getattr(settings, name) <= 0:
             raise ConfigError(f"setting {name} must be > 0, got {getattr(settings, name)}")
-    for name in ("chunk_overlap_sentences", "ocr_min_chars", "torch_threads"):
+    if settings.reranker_top_k <= 0:
+        raise ConfigError(f"RERANKER_TOP_K must be > 0, got {settings.reranker_top_k}")
+    for name in ("chunk_overlap_sentences", "ocr_min_chars", "torch_threads", "reranker_min_keep"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
     if settings.fusion not in ("score", "rrf"):

@@ -8,14 +8,26 @@ other's settings.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from typing import Any
 
 from rag_system.config import Settings
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.store import ChunkTable, connect
 from rag_system.retrieval.first_stage import FirstStage
+from rag_system.retrieval.rerank import (
+    Reranker,
+    RerankerLoadError,
+    RerankerStatus,
+    load_reranker,
+    select_reranked,
+)
 from rag_system.retrieval.types import RetrievalOptions, RetrievalResult
+
+
+log = logging.getLogger(__name__)
 
 
 class RetrievalEngine:
@@ -26,12 +38,15 @@ class RetrievalEngine:
         self.first_stage = FirstStage(embedder)
         self._tables: dict[str, ChunkTable] = {}
         self._lock = threading.Lock()
+        self._reranker: tuple[Reranker | None, RerankerStatus] | None = None
 
     def options(self, **overrides: Any) -> RetrievalOptions:
         """Request options: the settings' defaults plus this request's overrides."""
         s = self.settings
         base = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
-                "fts_weight": s.fts_weight, "vector_weight": s.vector_weight}
+                "fts_weight": s.fts_weight, "vector_weight": s.vector_weight, "rerank": s.rerank,
+                "min_score": s.reranker_min_score, "min_keep": s.reranker_min_keep,
+                "top_k": s.reranker_top_k}
         base.update({k: v for k, v in overrides.items() if v is not None})
         return RetrievalOptions(**base)
 
@@ -48,5 +63,33 @@ class RetrievalEngine:
         with self._lock:
             self._tables.pop(index, None)
 
+    def reranker(self) -> tuple[Reranker | None, RerankerStatus]:
+        """The configured reranker, loaded on first use (never at start-up)."""
+        with self._lock:
+            if self._reranker is None:
+                self._reranker = load_reranker(self.settings.reranker_model)
+            return self._reranker
+
     def retrieve(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
-        return self.first_stage.search(self.table(index), query, options)
+        result = self.first_stage.search(self.table(index), query, options)
+        if options.rerank and result.candidates:
+            self._rerank(result, options)
+        return result
+
+    def _rerank(self, result: RetrievalResult, options: RetrievalOptions) -> None:
+        reranker, status = self.reranker()
+        if reranker is None:
+            why = status.error or "no RERANKER_MODEL is configured"
+            result.warnings.append(f"reranking skipped: {why}")
+            return
+        t0 = time.perf_counter()
+        try:
+            scores = reranker.score(result.query, [c.text for c in result.candidates])
+        except (RerankerLoadError, RuntimeError, ValueError) as exc:
+            log.warning("reranker %s failed, keeping first-stage order: %s", reranker.name, exc)
+            result.warnings.append(f"reranking failed ({type(exc).__name__}); first-stage order kept")
+            return
+        ranked = select_reranked(result.candidates, scores, options.min_score, options.min_keep, options.top_k)
+        result.reranked = ranked
+        result.final = [r.candidate for r in ranked if r.kept]
+        result.timings_ms["rerank_ms"] = (time.perf_counter() - t0) * 1000

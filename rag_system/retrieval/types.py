@@ -31,6 +31,10 @@ class RetrievalOptions:
     fts_weight: float = 1.0
     vector_weight: float = 1.0
     leg_k: int = 0  # candidates per leg; 0 = max(2k, 50)
+    rerank: bool = False
+    min_score: float = 0.5
+    min_keep: int = 3
+    top_k: int = 8
 
     @property
     def per_leg(self) -> int:
@@ -80,6 +84,9 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     legs: dict[str, list[str]] = field(default_factory=dict)  # leg -> chunk ids, best first
+    # After rerank/select: the kept candidates, and every scored one with why.
+    final: list[Candidate] | None = None
+    reranked: list[Any] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,4 +96,5 @@ class RetrievalResult:
             "evidence_score": round(self.evidence_score, 4),
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "warnings": list(self.warnings),
+            "rerank": [r.to_json() for r in self.reranked],
         }

@@ -117,3 +117,43 @@ def test_hybrid_degrades_to_vector_when_full_text_fails(tmp_path: Path, embedder
     build_index([folder], "d", settings, embedder=embedder)  # a rebuild restores the leg
     healed = engine.retrieve("d", "penguins", engine.options(mode="hybrid"))
     assert healed.warnings == [] and healed.candidates[0].fts_rank == 1
+
+
+def test_rerank_requested_without_a_model_is_skipped_with_a_warning(engine: RetrievalEngine) -> None:
+    result = engine.retrieve("r", "annual leave", engine.options(rerank=True))
+    assert result.final is None and result.reranked == []
+    assert any("reranking skipped" in w for w in result.warnings)
+
+
+def test_rerank_select_stage_with_a_real_cross_encoder(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """Wiring through a real (untrained-head) cross-encoder: scores, selection, reasons."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from rag_system.config import load_settings
+    from rag_system.indexing.embedder import resolve_model_path
+
+    _, source = resolve_model_path("")
+    torch.manual_seed(7)
+    model = AutoModelForSequenceClassification.from_pretrained(str(source), num_labels=1, local_files_only=True)
+    ce = tmp_path / "ce"
+    model.save_pretrained(ce)
+    AutoTokenizer.from_pretrained(str(source), local_files_only=True).save_pretrained(ce)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in DOCS.items():
+        (folder / name).write_text(text)
+    settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data"), "RERANKER_MODEL": str(ce),
+                                      "RERANKER_TOP_K": "2", "RERANKER_MIN_KEEP": "1"}, dotenv_path=None)
+    build_index([folder], "rr", settings, embedder=embedder)
+    engine = RetrievalEngine(settings, embedder)
+    result = engine.retrieve("rr", "water and leave", engine.options(rerank=True, k=6))
+    _, status = engine.reranker()
+    assert status.loaded
+    assert result.final is not None and 1 <= len(result.final) <= 2
+    assert len(result.reranked) == len(result.candidates)
+    scores = [r.score for r in result.reranked]
+    assert scores == sorted(scores, reverse=True)
+    assert [r.candidate for r in result.reranked if r.kept] == result.final
+    assert "rerank_ms" in result.timings_ms
+    assert result.to_json()["rerank"][0]["reason"] in {"above_min_score", "min_keep"}

@@ -1,0 +1,163 @@
+"""Token-budget packer: rank-ordered evidence blocks that fit the LLM's window.
+
+Why strict rank order with a hard stop: the reranker already decided what
+matters most; skipping a block that does not fit to squeeze in a smaller,
+worse one would let budget arithmetic overrule relevance. The only exception
+is the last block, which may be cut at a sentence boundary when at least half
+of it still fits, because half a highly ranked passage usually beats nothing.
+Every block is labelled `[n] <document name>, p. <pages>` so the answer can
+cite it as `[n]` and the citation validator can find it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_system.chunking.sentences import split_sentences
+from rag_system.retrieval.types import Candidate
+
+log = logging.getLogger(__name__)
+
+TokenCounter = Callable[[list[str]], list[int]]
+Labeller = Callable[[int, Candidate], str]
+BLOCK_SEPARATOR = "\n\n"
+
+
+class BudgetError(ValueError):
+    """The packing budget or truncation fraction is unusable."""
+
+
+def page_span(candidate: Candidate) -> str:
+    """"3" for one page, "3-5" for a range."""
+    if candidate.page_end <= candidate.page_start:
+        return str(candidate.page_start)
+    return f"{candidate.page_start}-{candidate.page_end}"
+
+
+def evidence_label(number: int, candidate: Candidate) -> str:
+    """The label the synthesis prompt and the citation validator agree on."""
+    return f"[{number}] {candidate.document_name}, p. {page_span(candidate)}"
+
+
+@dataclass(frozen=True)
+class EvidenceBlock:
+    number: int  # 1-based; what the answer cites as [n]
+    candidate: Candidate
+    label: str
+    text: str  # the (possibly truncated) candidate text, without the label
+    tokens: int  # tokens of `rendered`
+    truncated: bool = False
+
+    @property
+    def rendered(self) -> str:
+        return f"{self.label}\n{self.text}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"number": self.number, "label": self.label, "chunk_id": self.candidate.chunk_id,
+                "tokens": self.tokens, "truncated": self.truncated}
+
+
+@dataclass
+class PackedContext:
+    blocks: list[EvidenceBlock]
+    budget_tokens: int
+    used_tokens: int  # sum of block tokens (separators are not counted)
+    dropped: list[Candidate] = field(default_factory=list)
+    truncated_block: int | None = None  # number of the cut block, if any
+
+    @property
+    def text(self) -> str:
+        return BLOCK_SEPARATOR.join(b.rendered for b in self.blocks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"blocks": [b.to_json() for b in self.blocks], "budget_tokens": self.budget_tokens,
+                "used_tokens": self.used_tokens, "truncated_block": self.truncated_block,
+                "dropped": [c.chunk_id for c in self.dropped]}
+
+
+def pack(candidates: list[Candidate], count_tokens: TokenCounter, budget_tokens: int,
+         label: Labeller = evidence_label, min_partial: float = 0.5) -> PackedContext:
+    """Pack `candidates` (best first) into at most `budget_tokens` tokens.
+
+    A block is its label, a newline and the candidate text, counted with
+    `count_tokens` (the synthesis model's tokenizer). Packing stops at the
+    first block that does not fit whole; that block is cut at a sentence
+    boundary instead if the cut keeps at least `min_partial` of its tokens.
+    The caller leaves headroom for the block separators and the prompt.
+    """
+    if budget_tokens < 0:
+        raise BudgetError(f"budget_tokens must be >= 0, got {budget_tokens}")
+    if not 0.0 < min_partial <= 1.0:
+        raise BudgetError(f"min_partial must be in (0, 1], got {min_partial}")
+    blocks: list[EvidenceBlock] = []
+    used = 0
+    truncated_block: int | None = None
+    stop_at = len(candidates)
+    for position, candidate in enumerate(candidates):
+        number = len(blocks) + 1
+        text_label = label(number, candidate)
+        full = f"{text_label}\n{candidate.text}"
+        tokens = count_tokens([full])[0]
+        if used + tokens <= budget_tokens:
+            blocks.append(EvidenceBlock(number, candidate, text_label, candidate.text, tokens))
+            used += tokens
+            continue
+        cut = _truncate(candidate.text, text_label, count_tokens, budget_tokens - used,
+                        min_tokens=min_partial * tokens)
+        if cut is not None:
+            text, cut_tokens = cut
+            blocks.append(EvidenceBlock(number, candidate, text_label, text, cut_tokens, truncated=True))
+            used += cut_tokens
+            truncated_block = number
+            log.debug("block %d cut to %d of %d tokens", number, cut_tokens, tokens)
+        stop_at = position + (1 if cut is not None else 0)
+        break
+    dropped = list(candidates[stop_at:])
+    return PackedContext(blocks=blocks, budget_tokens=budget_tokens, used_tokens=used,
+                         dropped=dropped, truncated_block=truncated_block)
+
+
+def cut_points(text: str) -> list[int]:
+    """Offsets just after each sentence or line end, ascending, excluding 0 and len(text).
+
+    The text up to a cut point is an exact prefix of the original, so a quote
+    checked against the block is a quote from the document.
+    """
+    points: set[int] = set()
+    cursor = 0
+    for sentence in split_sentences(text):
+        found = text.find(sentence, cursor)
+        if found < 0:  # cannot happen: sentences are verbatim substrings
+            continue
+        cursor = found + len(sentence)
+        points.add(cursor)
+    start = 0
+    while (nl := text.find("\n", start)) >= 0:
+        points.add(len(text[:nl].rstrip()))
+        start = nl + 1
+    body_end = len(text.rstrip())
+    return sorted(p for p in points if 0 < p < body_end)
+
+
+def _truncate(text: str, text_label: str, count_tokens: TokenCounter, room: int,
+              min_tokens: float) -> tuple[str, int] | None:
+    """The longest sentence-boundary prefix whose block fits `room`, if it keeps `min_tokens`."""
+    if room < min_tokens:
+        return None
+    points = cut_points(text)
+    best: tuple[str, int] | None = None
+    lo, hi = 0, len(points) - 1
+    while lo <= hi:  # prefix token counts grow with the prefix, so binary search
+        mid = (lo + hi) // 2
+        prefix = text[:points[mid]]
+        tokens = count_tokens([f"{text_label}\n{prefix}"])[0]
+        if tokens <= room:
+            best, lo = (prefix, tokens), mid + 1
+        else:
+            hi = mid - 1
+    if best is None or best[1] < min_tokens:
+        return None
+    return best
