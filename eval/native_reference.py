@@ -95,6 +95,12 @@ def rrf_fuse_reference(
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
             best_rank[key] = min(best_rank.get(key, rank), rank)
             first_ranking.setdefault(key, index)
+    return _ordered(scores, best_rank, first_ranking, limit)
+
+
+def _ordered(scores: dict[str, float], best_rank: dict[str, int], first_ranking: dict[str, int],
+             limit: int | None) -> list[tuple[str, float]]:
+    """The shared total order of both fusion rules, then the limit."""
     order = sorted(scores, key=lambda key: (-scores[key], best_rank[key], first_ranking[key], key))
     if limit is not None:
         order = order[:limit]
@@ -140,10 +146,7 @@ def score_fuse_reference(
             fused[key] = fused.get(key, 0.0) + weight * norm
             best_rank[key] = min(best_rank.get(key, rank), rank)
             first_ranking.setdefault(key, index)
-    order = sorted(fused, key=lambda key: (-fused[key], best_rank[key], first_ranking[key], key))
-    if limit is not None:
-        order = order[:limit]
-    return [(key, fused[key]) for key in order]
+    return _ordered(fused, best_rank, first_ranking, limit)
 
 
 # --- Evidence contrast -------------------------------------------------------
