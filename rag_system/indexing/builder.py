@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
 from rag_system.chunking.chunker import Chunk, ChunkerOptions, chunk_document
 from rag_system.config import Settings
 from rag_system.indexing.embedder import Embedder, shared_embedder
@@ -33,6 +35,10 @@ from rag_system.ingestion import convert, supported_extensions
 from rag_system.ingestion.types import ConversionError, ConvertedDocument
 
 log = logging.getLogger(__name__)
+
+
+#: Files are embedded together until their chunks reach this many.
+EMBED_GROUP_CHUNKS = 256
 
 
 class BuildCancelled(RuntimeError):
@@ -97,6 +103,8 @@ def build_index(
 
     timings = {"convert": 0.0, "embed": 0.0, "write": 0.0}
     work = plan.to_process
+    writer = _Writer(table, manifest, embedder, options, summary, timings, on_event, records)
+    group: list[_Prepared] = []
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-convert") as pool:
         pending: Future[_Prepared] | None = None
         for i, (source, previous) in enumerate(work):
@@ -109,7 +117,10 @@ def build_index(
             timings["convert"] += prepared.seconds
             if cancel is not None and cancel.is_set():
                 raise BuildCancelled(f"build of {index!r} cancelled after {i} of {len(work)} files")
-            _store(prepared, table, manifest, embedder, options, summary, timings, on_event, records)
+            group.append(prepared)
+            if sum(len(p.chunks) for p in group) >= EMBED_GROUP_CHUNKS:
+                writer.flush(group)
+        writer.flush(group)
 
     on_event(BuildEvent("fts_refreshed", data={"index": index}))
     t0 = time.perf_counter()
@@ -169,43 +180,73 @@ def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings
     return _Prepared(source, previous, None, [], reason, time.perf_counter() - t0)
 
 
-def _store(prepared: _Prepared, table: ChunkTable, manifest: Manifest, embedder: Embedder,
-           options: ChunkerOptions, summary: BuildSummary, timings: dict[str, float],
-           on_event: EventSink, records: dict[str, FileRecord]) -> None:
-    source, document = prepared.source, prepared.document
-    path = str(source.path)
-    if document is None:
-        summary.failed.append({"path": path, "reason": prepared.error or "unknown error"})
-        on_event(BuildEvent("file_failed", path, {"reason": prepared.error}))
-        return
-    t0 = time.perf_counter()
-    vectors = embedder.embed([c.text for c in prepared.chunks])
-    timings["embed"] += time.perf_counter() - t0
-    on_event(BuildEvent("file_embedded", path, {"chunks": len(prepared.chunks)}))
-    t0 = time.perf_counter()
-    stale = [source.document_id]
-    if prepared.previous is not None and not _shared_elsewhere(prepared.previous.document_id, path, records):
-        stale.append(prepared.previous.document_id)
-    table.delete_documents(sorted(set(stale)))
-    table.add_chunks(source.document_id, document.name, prepared.chunks, vectors)
-    manifest.upsert(FileRecord(
-        path=path, document_id=source.document_id, document_name=document.name,
-        file_type=document.file_type, size=source.size, pages=document.page_count,
-        chunks=len(prepared.chunks), chunker_version=options.version,
-        embedding_model=embedder.identity.model_id, ocr_engine=document.ocr_engine or "",
-        indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    ))
-    timings["write"] += time.perf_counter() - t0
-    if prepared.previous is None:
-        summary.added += 1
-    else:
-        summary.updated += 1
-    summary.chunks += len(prepared.chunks)
-    summary.pages += document.page_count
-    summary.ocr_pages += len(document.ocr_pages)
-    if document.ocr_engine and document.ocr_engine not in summary.ocr_engines:
-        summary.ocr_engines.append(document.ocr_engine)
-    on_event(BuildEvent("file_written", path, {
-        "chunks": len(prepared.chunks), "pages": document.page_count,
-        "status": "updated" if prepared.previous else "added",
-    }))
+@dataclass
+class _Writer:
+    """Embeds a group of prepared files in one call, then writes them one by one.
+
+    Embedding several small files together lets the embedder sort all their
+    chunks by length and fill its batches; each document is still written in
+    its own commit, so the crash-safety argument above is unchanged.
+    """
+
+    table: ChunkTable
+    manifest: Manifest
+    embedder: Embedder
+    options: ChunkerOptions
+    summary: BuildSummary
+    timings: dict[str, float]
+    on_event: EventSink
+    records: dict[str, FileRecord]
+
+    def flush(self, group: list[_Prepared]) -> None:
+        ready = [p for p in group if p.document is not None]
+        t0 = time.perf_counter()
+        vectors = self.embedder.embed([c.text for p in ready for c in p.chunks])
+        self.timings["embed"] += time.perf_counter() - t0
+        offset = 0
+        for prepared in group:
+            if prepared.document is None:
+                path = str(prepared.source.path)
+                self.summary.failed.append({"path": path, "reason": prepared.error or "unknown error"})
+                self.on_event(BuildEvent("file_failed", path, {"reason": prepared.error}))
+                continue
+            count = len(prepared.chunks)
+            self.on_event(BuildEvent("file_embedded", str(prepared.source.path), {"chunks": count}))
+            self._write(prepared, prepared.document, vectors[offset:offset + count])
+            offset += count
+        group.clear()
+
+    def _write(self, prepared: _Prepared, document: ConvertedDocument, vectors: np.ndarray) -> None:
+        """Delete stale rows, append all chunks in one commit, then record the manifest row."""
+        source, path = prepared.source, str(prepared.source.path)
+        t0 = time.perf_counter()
+        stale = [source.document_id]
+        previous = prepared.previous
+        if previous is not None and not _shared_elsewhere(previous.document_id, path, self.records):
+            stale.append(previous.document_id)
+        self.table.delete_documents(sorted(set(stale)))
+        self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors)
+        self.manifest.upsert(FileRecord(
+            path=path, document_id=source.document_id, document_name=document.name,
+            file_type=document.file_type, size=source.size, pages=document.page_count,
+            chunks=len(prepared.chunks), chunker_version=self.options.version,
+            embedding_model=self.embedder.identity.model_id, ocr_engine=document.ocr_engine or "",
+            indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        ))
+        self.timings["write"] += time.perf_counter() - t0
+        summary = self.summary
+        if previous is None:
+            summary.added += 1
+        else:
+            summary.updated += 1
+        summary.chunks += len(prepared.chunks)
+        summary.pages += document.page_count
+        summary.ocr_pages += len(document.ocr_pages)
+        if document.ocr_engine and document.ocr_engine not in summary.ocr_engines:
+            summary.ocr_engines.append(document.ocr_engine)
+        self.on_event(BuildEvent("file_written", path, {
+            "chunks": len(prepared.chunks), "pages": document.page_count,
+            "status": "updated" if previous else "added",
+        }))
+
+

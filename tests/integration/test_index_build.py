@@ -108,6 +108,9 @@ def test_failed_files_are_reported_and_the_build_goes_on(tmp_path: Path, setting
     assert again.unchanged == 2 and len(again.failed) == 2
 
 
+N_KILL_FILES = 90
+
+
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "rag_system", *args], cwd=REPO_ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -117,13 +120,15 @@ def _cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
 def test_kill_minus_nine_mid_build_then_rerun_completes(tmp_path: Path) -> None:
     """A build killed with SIGKILL never leaves half a document; a re-run finishes it."""
     corpus = tmp_path / "docs"
-    write_corpus(corpus, 30, sentences=40)
+    # Enough files for several embedding groups (EMBED_GROUP_CHUNKS), so the kill
+    # lands while later groups are still unwritten.
+    write_corpus(corpus, N_KILL_FILES, sentences=40)
     env = {**os.environ, "DOCENT_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
     proc = _cli(["index", str(corpus), "--index", "k", "--json"], env)
     written = 0
     assert proc.stderr is not None
     for line in proc.stderr:
-        if "/30 files" in line:
+        if f"/{N_KILL_FILES} files" in line:
             written += 1
         if written >= 3:
             proc.send_signal(signal.SIGKILL)
@@ -135,16 +140,16 @@ def test_kill_minus_nine_mid_build_then_rerun_completes(tmp_path: Path) -> None:
 
     settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data")}, dotenv_path=None)
     partial = table_state(settings, "k")
-    assert 0 < len(partial) < 30
+    assert 0 < len(partial) < N_KILL_FILES
     assert all(v == list(range(len(v))) for v in partial.values()), "half a document was written"
 
     rerun = _cli(["index", str(corpus), "--index", "k", "--json"], env)
     out, err = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, err
     summary = json.loads(out)
-    assert summary["files"]["added"] + summary["files"]["unchanged"] == 30
+    assert summary["files"]["added"] + summary["files"]["unchanged"] == N_KILL_FILES
     assert summary["files"]["failed"] == []
     final = table_state(settings, "k")
-    assert len(final) == 30 and all(v == list(range(len(v))) for v in final.values())
+    assert len(final) == N_KILL_FILES and all(v == list(range(len(v))) for v in final.values())
     records = Manifest.open_existing(connect(settings.resolved_lancedb_uri), "k").records()  # type: ignore[union-attr]
     assert Counter(r.chunks for r in records.values()) == Counter(len(v) for v in final.values())
