@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from eval.corpora import Corpus
-from eval.metrics import GoldRow, mean, percentile, row_metrics
+from eval.metrics import GoldRow, mean, percentile, relevance, row_metrics
 
 METRICS = ("recall@5", "recall@10", "recall@20", "mrr", "ndcg@10")
 
@@ -32,7 +32,7 @@ def summarise(corpus: Corpus, arm: dict[str, Any], results: list[tuple[GoldRow, 
         rows_out.append({
             "id": row.id, "query": row.query, **{k: round(v, 4) for k, v in first.items()},
             "ndcg@10_final": round(final["ndcg@10"], 4),
-            "first_relevant_rank": _first_relevant(first, texts, row, corpus),
+            "first_relevant_rank": _first_relevant(texts, row, corpus),
             "latency_ms": round(latency, 2), "warnings": list(result.warnings),
         })
     return {
@@ -48,9 +48,7 @@ def summarise(corpus: Corpus, arm: dict[str, Any], results: list[tuple[GoldRow, 
     }
 
 
-def _first_relevant(first: dict[str, float], texts: list[str], row: GoldRow, corpus: Corpus) -> int | None:
-    from eval.metrics import relevance
-
+def _first_relevant(texts: list[str], row: GoldRow, corpus: Corpus) -> int | None:
     for rank, hit in enumerate(relevance(texts, row, corpus.case_sensitive), start=1):
         if any(hit):
             return rank
