@@ -66,6 +66,15 @@ class Settings:
     reranker_min_score: float = field(default=0.5, metadata=_env("RERANKER_MIN_SCORE"))
     reranker_min_keep: int = field(default=3, metadata=_env("RERANKER_MIN_KEEP"))
     reranker_top_k: int = field(default=8, metadata=_env("RERANKER_TOP_K"))
+    # Agent layer (rag_system/agent/): rules always run; the LLM only refines.
+    agent_llm: bool = field(default=False, metadata=_env("AGENT_LLM"))
+    cache_enabled: bool = field(default=True, metadata=_env("SEMANTIC_CACHE"))
+    cache_threshold: float = field(default=0.98, metadata=_env("SEMANTIC_CACHE_THRESHOLD"))
+    cache_max_entries: int = field(default=64, metadata=_env("SEMANTIC_CACHE_SIZE"))
+    cache_ttl_s: float = field(default=900.0, metadata=_env("SEMANTIC_CACHE_TTL_S"))
+    memory_turns: int = field(default=6, metadata=_env("MEMORY_TURNS"))
+    decompose_max_parts: int = field(default=3, metadata=_env("DECOMPOSE_MAX_PARTS"))
+    reformulate: bool = field(default=True, metadata=_env("REFORMULATE"))
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a new validated `Settings`; unknown names are a `ConfigError`."""
@@ -147,6 +156,14 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError("FTS_WEIGHT and VECTOR_WEIGHT must be >= 0")
     if settings.rrf_k <= 0:
         raise ConfigError(f"setting rrf_k must be > 0, got {settings.rrf_k}")
+    if not 0.0 < settings.cache_threshold <= 1.0:
+        raise ConfigError(f"SEMANTIC_CACHE_THRESHOLD must be in (0, 1], got {settings.cache_threshold}")
+    if settings.cache_max_entries <= 0 or settings.cache_ttl_s <= 0:
+        raise ConfigError("SEMANTIC_CACHE_SIZE and SEMANTIC_CACHE_TTL_S must be > 0")
+    if settings.memory_turns < 0:
+        raise ConfigError(f"MEMORY_TURNS must be >= 0, got {settings.memory_turns}")
+    if not 1 <= settings.decompose_max_parts <= 3:
+        raise ConfigError(f"DECOMPOSE_MAX_PARTS must be 1, 2 or 3, got {settings.decompose_max_parts}")
     if settings.ocr_engine not in _OCR_ENGINES:
         raise ConfigError(f"OCR_ENGINE must be one of {', '.join(_OCR_ENGINES)}, got {settings.ocr_engine!r}")
     if settings.chunk_context not in _CONTEXTS:
