@@ -50,7 +50,9 @@ class Decomposition:
 _WH = r"(?:what|how|why|when|where|who|which|whose|whom)"
 _AUX_SUBJ = (r"(?:(?:is|are|was|were|does|do|did|can|could|should|will|would|must|has|have)\s+"
              r"(?:there|it|they|i|we|you|he|she|the|a|an|this|that|these|those|my|our|your|its|their)\b)")
-_AND_SPLIT = re.compile(rf"\s*,?\s+(?:and|and also|also|as well as|plus)\s+(?={_WH}\b|{_AUX_SUBJ})", re.I)
+_IMPERATIVE = r"(?:explain|describe|summari[sz]e|define)\b"
+_AND_SPLIT = re.compile(rf"(?:\s*,?\s+(?:and|and also|also|as well as|plus)\s+|\s*;\s*(?:and\s+|also\s+)?)"
+                        rf"(?={_WH}\b|{_AUX_SUBJ}|{_IMPERATIVE})", re.I)
 _LEAD = re.compile(r"^(?:and|also|plus|additionally|then|so|furthermore|moreover|next)\b[,\s]*", re.I)
 _STARTS_QUESTION = re.compile(
     rf"^(?:{_WH}|is|are|was|were|does|do|did|can|could|should|will|would|must|has|have|explain|describe|"
@@ -126,8 +128,10 @@ def _and_parts(query: str, max_parts: int) -> list[str] | None:
         return None
     pieces = [p.strip(" ,;") for p in _AND_SPLIT.split(body)]
     # A later piece of under four words ("... and which for backups") elides too
-    # much to stand alone; such a question is better searched whole.
-    if len(pieces) < 2 or len(pieces[0].split()) < 3 or any(len(p.split()) < 4 for p in pieces[1:]):
+    # much to stand alone, unless it has its own subject ("... and is it refundable").
+    if len(pieces) < 2 or len(pieces[0].split()) < 2:
+        return None
+    if any(len(p.split()) < 3 or (len(p.split()) == 3 and not re.match(_AUX_SUBJ, p, re.I)) for p in pieces[1:]):
         return None
     if not all(content_words(p) for p in pieces):
         return None

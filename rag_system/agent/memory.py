@@ -149,8 +149,10 @@ def _rules(query: str, previous: str, answer: str) -> tuple[str | None, str]:
     if match and len(body.split()) <= 8 and not _has_reference(body):
         other = next(g for g in match.groups() if g).strip(" ,")
         if content_words(other):
-            if subject and " of " in subject:
-                subject = subject.rsplit(" of ", 1)[1]  # "the default value of X": swap X, keep the rest
+            tail = re.search(r"\s(?:of|for|on|in|about|under|with|from)\s(?!.*\s(?:of|for|on|in|about|under|"
+                             r"with|from)\s)(?P<obj>.+)$", subject or "")
+            if tail:  # "the warranty period for the X200": swap the object, keep the rest
+                subject = tail.group("obj")
             if subject and subject.lower() in previous.lower():
                 start = previous.lower().index(subject.lower())
                 swapped = previous[:start] + other + previous[start + len(subject):]

@@ -56,6 +56,7 @@ _SUBJECT_PATTERNS = (
     re.compile(r"^(?:what|who)'s\s+(?P<np>.+)$", re.I),
     re.compile(rf"^(?:does|do|did|can|could|should|will|would|must)\s+(?P<np>.+?)\s+(?:{_VERBS})\b.*$", re.I),
     re.compile(rf"^(?:is|are|was|were)\s+(?P<np>.+?)\s+\w+(?:ed|en)\b.*$", re.I),
+    re.compile(rf"^(?:is|are|was|were)\s+(?P<np>{_DET}\s+.+?)\s+\w+$", re.I),  # "Is the deposit refundable"
 )
 
 
@@ -139,6 +140,10 @@ _DEM_REFERS = re.compile(
     r"affect|affects|differ|differs|compare|relate|relates|change|changes|\w+ed)\b)", re.I)
 
 
+_AFTER_COPULA = re.compile(r"\b(?:is|are|was|were|isn't|aren't)\s+$", re.I)
+_LAST_WORD = re.compile(r"\s+\w+\s*(?:[?.!]\s*)?$")  # "Is that transferable?": demonstrative + adjective
+
+
 def substitute_pronoun(text: str, subject: str) -> str | None:
     """Replace the first referring pronoun with `subject`; `None` if there is none.
 
@@ -151,7 +156,8 @@ def substitute_pronoun(text: str, subject: str) -> str | None:
         pro = (match.group("pro") or "").lower()
         if pro == "it" and _EXPLETIVE_IT.match(text, match.start()):
             continue
-        if match.group("dem") and not match.group("one") and not _DEM_REFERS.match(text, match.end()):
+        if match.group("dem") and not match.group("one") and not _DEM_REFERS.match(text, match.end()) \
+                and not (_AFTER_COPULA.search(text[:match.start()]) and _LAST_WORD.match(text, match.end())):
             continue
         replacement = subject
         if match.group("poss"):

@@ -28,7 +28,8 @@ _VOC = (r"(?:\s+(?:there|all|everyone|everybody|folks|guys|team|friend|buddy|mat
 _GREET = (r"(?:hi|hii+|hello|helo|hallo|hullo|hey|heya|hiya|howdy|yo|greetings|good (?:morning|afternoon|"
           r"evening|day)|morning|evening|bonjour|hola|salut|ciao|namaste|hej|hei|moin|sup|wassup|whats up)")
 _HOW = (r"(?:how are you(?: doing)?(?: today)?|how are things|hows it going|how is it going|how do you do|"
-        r"nice to meet you|pleased to meet you|good to see you|long time no see)")
+        r"nice to meet you|pleased to meet you|good to see you|long time no see|are you there|you there|"
+        r"anyone there|anybody there)")
 _G = rf"(?:{_GREET}|{_HOW}){_VOC}"
 _ACK = (r"(?:ok|okay|k|kk|cool|great|nice|good|fine|sure|alright|all right|awesome|perfect|brilliant|"
         r"excellent|wonderful|super|got it|i see|understood|noted|sounds good|makes sense|that helps|"

@@ -43,6 +43,13 @@ TABLE: list[tuple[str, str, str, str | None]] = [
     ("How is the fee calculated?", "", "how about the deposit?", "How is the deposit calculated?"),
     ("Who signed the 2021 contract?", "", "what about the 2022 one?",
      "Who signed the 2021 contract? What about the 2022 one?"),
+    ("What is the warranty period for the X200 printer?", "", "and for the X300?",
+     "What is the warranty period for the X300?"),
+    ("What is the warranty period for the X200 printer?", "", "what about batteries?",
+     "What is the warranty period for batteries?"),
+    ("What is the warranty period for the X200 printer?", "", "Is that transferable?",
+     "Is the warranty period for the X200 printer transferable?"),
+    ("Is the deposit refundable?", "", "When is it paid back?", "When is the deposit paid back?"),
     # ordinals against the previous answer's list
     ("Which transport parameters are defined?", LIST_ANSWER, "and the second one?",
      "Tell me about ack_delay_exponent"),
@@ -68,6 +75,8 @@ TABLE: list[tuple[str, str, str, str | None]] = [
     ("Tell me about the lease", "", "What is the first step of the handshake?", None),
     ("Tell me about the lease", "", "What are the terms and conditions?", None),
     ("Tell me about the lease", "", "and", None),
+    ("Tell me about the lease", "", "Explain this clause", None),
+    ("Tell me about the lease", "", "Is this section binding for tenants?", None),
 ]
 
 

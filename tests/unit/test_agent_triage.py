@@ -35,7 +35,8 @@ TABLE: list[tuple[str, str, str | None]] = [
     ("how are you doing today?", D, "greeting"), ("hey, what's up?", D, "greeting"), ("sup", D, "greeting"),
     ("Hello everyone", D, "greeting"), ("hi docent", D, "greeting"), ("hello again", D, "greeting"),
     ("Bonjour", D, "greeting"), ("hola!", D, "greeting"), ("  hi  ", D, "greeting"),
-    ("Nice to meet you", D, "greeting"), ("how's it going?", D, "greeting"), ("hiii", D, "greeting"),
+    ("Nice to meet you", D, "greeting"), ("how's it going?", D, "greeting"), ("hiii", D, "greeting"), ("hello, are you there?", D, "greeting"),
+    ("are you there yet with the report?", R, None), ("you there?", D, "greeting"),
     # thanks
     ("thanks", D, "thanks"), ("Thanks!", D, "thanks"), ("thank you", D, "thanks"), ("Thank you!!", D, "thanks"),
     ("thx", D, "thanks"), ("ty", D, "thanks"), ("cheers", D, "thanks"), ("many thanks", D, "thanks"),
