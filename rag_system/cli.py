@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rag_system.answer_cli import add_commands as add_answer_commands
+from rag_system.answer_cli import run_ask, run_chat
 from rag_system.config import ConfigError, load_settings
 from rag_system.indexing.events import BuildEvent
 from rag_system.progress import ProgressReporter
@@ -42,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     ret.add_argument("--rerank", action="store_true", default=None,
                      help="run the rerank/select stage (needs RERANKER_MODEL)")
     ret.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_answer_commands(sub)
     return parser
 
 
@@ -58,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_index(args, settings)
     if args.command == "retrieve":
         return _cmd_retrieve(args, settings)
+    if args.command == "chat":
+        return run_chat(args, settings)
+    if args.command == "ask":
+        return run_ask(args, settings)
     return EXIT_USAGE  # argparse rejects unknown commands before this
 
 

@@ -75,6 +75,27 @@ class Settings:
     memory_turns: int = field(default=6, metadata=_env("MEMORY_TURNS"))
     decompose_max_parts: int = field(default=3, metadata=_env("DECOMPOSE_MAX_PARTS"))
     reformulate: bool = field(default=True, metadata=_env("REFORMULATE"))
+    # Context expansion around each selected chunk (localGPT's context_window_size).
+    context_expand: bool = field(default=False, metadata=_env("CONTEXT_EXPAND"))
+    context_window_size: int = field(default=1, metadata=_env("CONTEXT_WINDOW_SIZE"))
+    # Generation (see Documentation/answering.md).
+    llm_backend: str = field(default="auto", metadata=_env("LLM_BACKEND"))
+    llm_gguf: str = field(default="", metadata=_env("LLM_GGUF"))
+    llm_context_tokens: int = field(default=8192, metadata=_env("LLM_CONTEXT_TOKENS"))
+    llm_max_tokens: int = field(default=384, metadata=_env("LLM_MAX_TOKENS"))
+    llm_evidence_tokens: int = field(default=1500, metadata=_env("LLM_EVIDENCE_TOKENS"))
+    llm_threads: int = field(default=0, metadata=_env("LLM_THREADS"))
+    llm_timeout_s: float = field(default=180.0, metadata=_env("LLM_TIMEOUT"))
+    models_dir: str = field(default="", metadata=_env("DOCENT_MODELS_DIR"))
+    ollama_host: str = field(default="http://localhost:11434", metadata=_env("OLLAMA_HOST"))
+    ollama_model: str = field(default="qwen3:8b", metadata=_env("OLLAMA_MODEL"))
+    openai_base_url: str = field(default="", metadata=_env("OPENAI_BASE_URL"))
+    openai_api_key: str = field(default="", metadata=_env("OPENAI_API_KEY"))
+    openai_model: str = field(default="", metadata=_env("OPENAI_MODEL"))
+    # Answering: one repair round, then extractive or refusal.
+    answer_repair: bool = field(default=True, metadata=_env("ANSWER_REPAIR"))
+    extractive_sentences: int = field(default=3, metadata=_env("EXTRACTIVE_SENTENCES"))
+    refusal_min_coverage: float = field(default=0.5, metadata=_env("REFUSAL_MIN_COVERAGE"))
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a new validated `Settings`; unknown names are a `ConfigError`."""
@@ -107,6 +128,7 @@ _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
 _MODES = ("hybrid", "vector_only", "fts_only")
 _PRECISIONS = ("auto", "fp32", "bf16")
 _CONTEXTS = ("none", "headings", "document")
+_BACKENDS = ("auto", "llamacpp", "ollama", "openai", "extractive")
 
 
 def _coerce(base: Settings, name: str, value: Any) -> Any:
@@ -141,13 +163,15 @@ def _coerce(base: Settings, name: str, value: Any) -> Any:
 
 def _validated(settings: Settings) -> Settings:
     positive = ("embedding_batch_size", "embedding_max_tokens", "chunk_tokens",
-                "retrieval_k", "max_file_bytes", "max_pages")
+                "retrieval_k", "max_file_bytes", "max_pages", "llm_context_tokens", "llm_max_tokens",
+                "llm_evidence_tokens", "llm_timeout_s")
     for name in positive:
         if getattr(settings, name) <= 0:
             raise ConfigError(f"setting {name} must be > 0, got {getattr(settings, name)}")
     if settings.reranker_top_k <= 0:
         raise ConfigError(f"RERANKER_TOP_K must be > 0, got {settings.reranker_top_k}")
-    for name in ("chunk_overlap_sentences", "ocr_min_chars", "torch_threads", "reranker_min_keep"):
+    for name in ("chunk_overlap_sentences", "ocr_min_chars", "torch_threads", "reranker_min_keep",
+                 "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
     if settings.fusion not in ("score", "rrf"):
@@ -171,6 +195,10 @@ def _validated(settings: Settings) -> Settings:
     if settings.embedding_precision not in _PRECISIONS:
         raise ConfigError(f"EMBEDDING_PRECISION must be one of {', '.join(_PRECISIONS)}, "
                           f"got {settings.embedding_precision!r}")
+    if settings.llm_backend not in _BACKENDS:
+        raise ConfigError(f"LLM_BACKEND must be one of {', '.join(_BACKENDS)}, got {settings.llm_backend!r}")
+    if not 0.0 <= settings.refusal_min_coverage <= 1.0:
+        raise ConfigError(f"REFUSAL_MIN_COVERAGE must be in [0, 1], got {settings.refusal_min_coverage}")
     if settings.retrieval_mode not in _MODES:
         raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(_MODES)}, got {settings.retrieval_mode!r}")
     return settings

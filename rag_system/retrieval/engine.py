@@ -73,10 +73,11 @@ class RetrievalEngine:
     def retrieve(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
         result = self.first_stage.search(self.table(index), query, options)
         if options.rerank and result.candidates:
-            self._rerank(result, options)
+            self.rerank(result, options)
         return result
 
-    def _rerank(self, result: RetrievalResult, options: RetrievalOptions) -> None:
+    def rerank(self, result: RetrievalResult, options: RetrievalOptions) -> None:
+        """Rerank/select `result.candidates` in place (sets `final`); skipped with a warning if unloadable."""
         reranker, status = self.reranker()
         if reranker is None:
             why = status.error or "no RERANKER_MODEL is configured"

@@ -1,0 +1,227 @@
+"""The query pipeline as one readable sequence of typed stages (DESIGN §5).
+
+    query ─► triage ─► memory ─► cache ─► decompose? ─► first stage (retry once if weak)
+          ─► rerank/select ─► expand ─► budget ─► synthesize ─► validate ─► repair ─► answer | refuse
+
+Each stage reports itself through `emit(event, data)`: the same events the
+RAG API streams as SSE, so the CLI, `/chat` and `/chat/stream` share one code
+path. The pipeline holds only shared components (engine, backends, the
+session-scoped cache and memory, which are thread-safe); each call gets its
+own frozen `ChatRequest`, so concurrent requests never see each other's options.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rag_system.agent.cache import CacheScope, SemanticCache
+from rag_system.agent.decompose import decompose
+from rag_system.agent.evidence import expand, gather
+from rag_system.agent.memory import ConversationMemory, standalone_query
+from rag_system.agent.tokens import TokenLedger
+from rag_system.agent.triage import direct_reply, triage
+from rag_system.agent.types import TextGenerator
+from rag_system.config import Settings
+from rag_system.generation.llm import GenerationParams, LLMBackend, Message
+from rag_system.generation.registry import BackendRegistry
+from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
+from rag_system.retrieval.engine import RetrievalEngine
+from rag_system.retrieval.packer import PackedContext, pack
+from rag_system.retrieval.types import RetrievalOptions
+
+log = logging.getLogger(__name__)
+
+PROMPT_OVERHEAD_TOKENS = 400  # system rules, example, question, chat template
+_RETRIEVAL_KEYS = {"mode", "k", "filters", "fusion", "rerank", "min_score", "min_keep", "top_k"}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    query: str
+    indexes: tuple[str, ...]
+    retrieval: RetrievalOptions
+    session_id: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    context_expand: bool = False
+    context_window_size: int = 1
+    query_decompose: bool = True
+    verify: bool = True
+    force_rag: bool = False
+    answer_top_k: int = 8
+    max_tokens: int = 384
+    evidence_tokens: int = 1500
+
+
+@dataclass
+class ChatResponse:
+    answer: Answer
+    query: str
+    source_documents: list[dict[str, Any]] = field(default_factory=list)
+    evidence_score: float | None = None
+    token_usage: dict[str, Any] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    sub_queries: list[str] = field(default_factory=list)
+    standalone_query: str | None = None
+    route: str = "rag"
+    cached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.answer.to_json()
+        out.update({"query": self.query, "route": self.route, "source_documents": self.source_documents,
+                    "evidence_score": None if self.evidence_score is None else round(self.evidence_score, 4),
+                    "token_usage": self.token_usage, "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+                    "sub_queries": self.sub_queries, "standalone_query": self.standalone_query,
+                    "warnings": self.warnings, "cached": self.cached})
+        return out
+
+
+class QueryPipeline:
+    def __init__(self, settings: Settings, engine: RetrievalEngine, registry: BackendRegistry) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.registry = registry
+        self.synthesizer = Synthesizer()
+        self.memory = ConversationMemory.from_settings(settings)
+        self.cache = SemanticCache.from_settings(settings)
+
+    def request(self, query: str, indexes: list[str] | tuple[str, ...], **options: Any) -> ChatRequest:
+        """A request with the settings' defaults; options given as `None` keep the default."""
+        s = self.settings
+        retrieval = self.engine.options(**{k: v for k, v in options.items() if k in _RETRIEVAL_KEYS})
+        base: dict[str, Any] = {"context_expand": s.context_expand, "context_window_size": s.context_window_size,
+                                "answer_top_k": s.reranker_top_k, "max_tokens": s.llm_max_tokens,
+                                "evidence_tokens": s.llm_evidence_tokens}
+        base.update({k: v for k, v in options.items() if k not in _RETRIEVAL_KEYS and v is not None})
+        return ChatRequest(query=query, indexes=tuple(indexes), retrieval=retrieval, **base)
+
+    def run(self, request: ChatRequest, emit: Emit | None = None,
+            cancel: threading.Event | None = None) -> ChatResponse:
+        emit = emit or (lambda event, data: None)
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        ledger = TokenLedger()
+        decision = triage(request.query)
+        direct = decision.route == "direct" and not request.force_rag and not request.retrieval.filters
+        emit("analyze", {"query": request.query, "route": "direct" if direct else "rag", "kind": decision.kind,
+                         "indexes": list(request.indexes)})
+        if direct or not request.indexes:
+            return self._direct(request, decision, emit, t0)
+        chain = self.registry.chain(request.backend)
+        generator = self._generator(chain[0], ledger) if self.settings.agent_llm else None
+        query = self._standalone(request, generator)
+        scope = CacheScope.of(request.indexes, _fingerprint(request))
+        vector = None
+        if request.session_id and self.settings.cache_enabled:
+            vector = self.engine.embedder.embed([query])[0]
+            hit = self.cache.get(request.session_id, scope, vector)
+            if hit is not None:
+                payload = dict(hit.payload, cached=True)
+                emit("cache_hit", {"similarity": round(hit.similarity, 4), "query": hit.query})
+                emit("complete", payload)
+                return _from_cache(payload, request)
+        parts = [query]
+        if request.query_decompose:
+            split = decompose(query, generator, self.settings.decompose_max_parts)
+            if split.is_compound:
+                parts = split.parts
+                emit("decomposition", {"sub_queries": parts, "method": split.method})
+        evidence = gather(self.engine, parts, request.indexes, request.retrieval, emit, timings,
+                          retry=self.settings.reformulate, generator=generator, rerank_query=query)
+        candidates = evidence.candidates[: request.answer_top_k]
+        if request.context_expand and request.context_window_size > 0 and candidates:
+            candidates = expand(self.engine, evidence, candidates, request.context_window_size,
+                                request.indexes, emit, timings)
+        packed = self._pack(request, candidates, chain[0])
+        options = SynthesisOptions(
+            params=GenerationParams(max_tokens=request.max_tokens, model=request.model),
+            repair=self.settings.answer_repair, extractive_sentences=self.settings.extractive_sentences,
+            min_coverage=self.settings.refusal_min_coverage, verify=request.verify,
+            history=self._history(request))
+        ts = time.perf_counter()
+        answer = self.synthesizer.answer(query, packed.blocks, chain, options, emit, cancel)
+        timings["synthesis_ms"] = (time.perf_counter() - ts) * 1000
+        timings.update(answer.timings_ms)
+        timings["total_ms"] = (time.perf_counter() - t0) * 1000
+        for stage, used in answer.usage.items():
+            ledger.add(stage, used["prompt"], used["completion"])
+        response = ChatResponse(answer, request.query, _sources(packed), evidence.result.evidence_score,
+                                {**ledger.to_json(), "backend": answer.backend}, timings,
+                                warnings=list(evidence.result.warnings), sub_queries=parts if len(parts) > 1 else [],
+                                standalone_query=query if query != request.query else None)
+        payload = response.to_json()
+        if request.session_id:
+            self.memory.add(request.session_id, "user", request.query, standalone=query)
+            self.memory.add(request.session_id, "assistant", answer.answer)
+            if vector is not None and answer.answer_source != "refusal":
+                self.cache.put(request.session_id, scope, vector, query, payload)
+        emit("complete", payload)
+        return response
+
+    # -- stages --------------------------------------------------------------
+    def _direct(self, request: ChatRequest, decision: Any, emit: Emit, t0: float) -> ChatResponse:
+        text = direct_reply(decision) if decision.route == "direct" else (
+            "No document index is selected. Create or pick an index, add documents, and ask again.")
+        emit("direct_answer", {"answer": text, "kind": decision.kind})
+        answer = Answer(text, "direct", [], "none", "")
+        response = ChatResponse(answer, request.query, route="direct",
+                                timings_ms={"total_ms": (time.perf_counter() - t0) * 1000},
+                                token_usage=TokenLedger().to_json())
+        emit("complete", response.to_json())
+        return response
+
+    def _standalone(self, request: ChatRequest, generator: TextGenerator | None) -> str:
+        if not request.session_id:
+            return request.query
+        rewrite = standalone_query(request.query, self.memory.history(request.session_id), generator)
+        return rewrite.query
+
+    def _history(self, request: ChatRequest) -> str:
+        if not request.session_id:
+            return ""
+        turns = self.memory.history(request.session_id)[-4:]
+        return "\n".join(f"{t.role}: {t.text[:300]}" for t in turns)
+
+    def _generator(self, backend: LLMBackend, ledger: TokenLedger) -> TextGenerator | None:
+        if not backend.generative:
+            return None
+
+        def generate(prompt: str, *, max_tokens: int) -> str:
+            done = backend.complete([Message("user", prompt)], GenerationParams(max_tokens=max_tokens))
+            ledger.add("agent", done.prompt_tokens, done.completion_tokens)
+            return done.text
+
+        return generate
+
+    def _pack(self, request: ChatRequest, candidates: list[Any], backend: LLMBackend) -> PackedContext:
+        window = backend.context_window(request.model)
+        room = window - request.max_tokens - PROMPT_OVERHEAD_TOKENS - backend.count_tokens(request.query)
+        budget = max(0, min(request.evidence_tokens, room))
+        return pack(candidates, lambda texts: [backend.count_tokens(t) for t in texts], budget)
+
+
+def _fingerprint(request: ChatRequest) -> dict[str, Any]:
+    options = asdict(request.retrieval)
+    options.update(backend=request.backend, model=request.model, expand=request.context_expand,
+                   window=request.context_window_size, decompose=request.query_decompose,
+                   top_k=request.answer_top_k, max_tokens=request.max_tokens)
+    return options
+
+
+def _from_cache(payload: dict[str, Any], request: ChatRequest) -> ChatResponse:
+    answer = Answer(payload["answer"], payload["answer_source"], payload["citations"], payload["backend"],
+                    payload["model"], validation=payload.get("validation"))
+    return ChatResponse(answer, request.query, payload["source_documents"], payload.get("evidence_score"),
+                        payload["token_usage"], payload["timings_ms"], cached=True)
+
+
+def _sources(packed: PackedContext) -> list[dict[str, Any]]:
+    return [{"n": b.number, "chunk_id": b.candidate.chunk_id, "document_id": b.candidate.document_id,
+             "document_name": b.candidate.document_name, "page_start": b.candidate.page_start,
+             "page_end": b.candidate.page_end, "score": round(b.candidate.score, 4),
+             "text": b.text, "truncated": b.truncated} for b in packed.blocks]

@@ -1,0 +1,153 @@
+"""`chat` (over an existing index) and `ask` (ephemeral: index a folder, answer, delete).
+
+Why `ask` cleans up in a `finally` plus signal handlers: a user who presses
+Ctrl-C, or a supervisor that sends SIGTERM, must not leave a temporary index
+(possibly a copy of private documents' text) behind on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rag_system.config import Settings
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def add_commands(sub: Any) -> None:
+    chat = sub.add_parser("chat", help="answer a question from an index, with checked citations")
+    chat.add_argument("query")
+    chat.add_argument("--index", required=True, action="append", help="index name (repeatable)")
+    _answer_options(chat)
+    ask = sub.add_parser("ask", help="index a folder into a temporary store, answer, delete everything")
+    ask.add_argument("folder", type=Path)
+    ask.add_argument("query")
+    _answer_options(ask)
+
+
+def _answer_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mode", choices=("hybrid", "vector_only", "fts_only"), default=None)
+    p.add_argument("--k", type=int, default=None, help="first-stage candidates")
+    p.add_argument("--filters", default=None, help="JSON filter object")
+    p.add_argument("--backend", choices=("auto", "llamacpp", "ollama", "openai", "extractive"), default=None)
+    p.add_argument("--model", default=None, help="model name for ollama/openai backends")
+    p.add_argument("--no-expand", action="store_true", help="do not add neighbouring chunks")
+    p.add_argument("--json", action="store_true", help="print the full result as one JSON object")
+    p.add_argument("--stream", action="store_true", help="print answer tokens as they arrive (stderr)")
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[threading.Event]:
+    """Turn SIGTERM/SIGINT into an exception in the main thread, and a cancel flag for workers."""
+    cancel = threading.Event()
+
+    def handler(signum: int, frame: Any) -> None:
+        cancel.set()
+        raise _Interrupted(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield cancel
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def run_chat(args: argparse.Namespace, settings: Settings) -> int:
+    with _terminate_as_interrupt() as cancel:
+        try:
+            return _answer(args, settings, list(args.index), cancel)
+        except _Interrupted as exc:
+            sys.stderr.write(f"interrupted ({exc})\n")
+            return EXIT_INTERRUPTED
+
+
+def run_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from rag_system.indexing.builder import build_index
+    from rag_system.progress import ProgressReporter
+
+    folder: Path = args.folder
+    if not folder.exists():
+        sys.stderr.write(f"error: {folder} does not exist\n")
+        return EXIT_USAGE
+    workdir = Path(tempfile.mkdtemp(prefix="docent-ask-"))
+    try:
+        with _terminate_as_interrupt() as cancel:
+            try:
+                local = settings.with_overrides(data_dir=workdir, lancedb_uri=str(workdir / "lancedb"))
+                reporter = ProgressReporter(sys.stderr)
+                summary = build_index([folder], "ask", local, on_event=reporter.handle, cancel=cancel)
+                reporter.close()
+                if summary.chunks == 0:
+                    sys.stderr.write(f"error: nothing indexable under {folder}\n")
+                    return EXIT_USAGE
+                return _answer(args, local, ["ask"], cancel)
+            except _Interrupted as exc:
+                sys.stderr.write(f"interrupted ({exc}); temporary index removed\n")
+                return EXIT_INTERRUPTED
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], cancel: threading.Event) -> int:
+    from rag_system.agent.pipeline import QueryPipeline
+    from rag_system.generation.registry import BackendRegistry, UnknownBackendError
+    from rag_system.indexing.embedder import EmbedderLoadError, shared_embedder
+    from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
+    from rag_system.retrieval.engine import RetrievalEngine
+    from rag_system.retrieval.filters import FilterError, compile_filters
+
+    try:
+        filters = json.loads(args.filters) if args.filters else None
+        compile_filters(filters)
+        if args.k is not None and not 1 <= args.k <= 1000:
+            raise ValueError("--k must be between 1 and 1000")
+        engine = RetrievalEngine(settings, shared_embedder(settings))
+        pipeline = QueryPipeline(settings, engine, BackendRegistry(settings))
+        request = pipeline.request(args.query, indexes, mode=args.mode, k=args.k, filters=filters,
+                                   backend=args.backend, model=args.model,
+                                   context_expand=False if args.no_expand else None)
+
+        def emit(event: str, data: dict[str, Any]) -> None:
+            if args.stream and event == "token":
+                sys.stderr.write(data["text"])
+                sys.stderr.flush()
+
+        response = pipeline.run(request, emit, cancel)
+    except (json.JSONDecodeError, FilterError, ValueError, IndexNotFoundError, InvalidIndexNameError,
+            UnknownBackendError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE
+    except (EmbedderMismatchError, EmbedderLoadError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_ERROR
+    if args.stream:
+        sys.stderr.write("\n")
+    payload = response.to_json()
+    if args.json:
+        sys.stdout.write(json.dumps(payload) + "\n")
+        return EXIT_OK
+    sys.stdout.write(payload["answer"] + "\n\n")
+    for c in payload["citations"]:
+        pages = f"p. {c['page_start']}" + (f"-{c['page_end']}" if c["page_end"] != c["page_start"] else "")
+        sys.stdout.write(f"[{c['n']}] {c['document_name']}, {pages}: \"{' '.join(c['quote'].split())[:200]}\"\n")
+    sys.stdout.write(f"({payload['answer_source']} via {payload['backend']}; "
+                     f"{payload['timings_ms'].get('total_ms', 0):.0f} ms)\n")
+    return EXIT_OK

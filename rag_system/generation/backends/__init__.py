@@ -1,0 +1,1 @@
+"""LLM backends: llamacpp (embedded GGUF), ollama, openai-compatible, extractive."""

@@ -1,0 +1,239 @@
+"""Evidence in, checked answer out: synthesize, validate, repair once, else extract or refuse.
+
+The loop (DESIGN §5): refuse up front when the evidence does not mention the
+question's key terms; otherwise stream an answer from the first backend that
+works (falling through on failure), validate its citations natively, repair
+once (attribution, then one model round with the validator's findings), and
+if it is still invalid replace it with an extractive answer or a refusal.
+`answer_source` always says which path produced the text.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_system.generation.citations import Validation, attribute, citation_records, validate
+from rag_system.generation.extractive import extractive_answer
+from rag_system.generation.llm import (
+    ContextOverflowError,
+    GenerationParams,
+    LLMBackend,
+    LLMError,
+    StreamResult,
+)
+from rag_system.generation.prompts import (
+    REFUSAL_TEXT,
+    grounded_messages,
+    is_refusal,
+    normalise_answer,
+    repair_messages,
+)
+from rag_system.generation.terms import coverage, support
+from rag_system.retrieval.packer import EvidenceBlock
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+class Cancelled(Exception):
+    """The client went away; stop generating and leave no partial state."""
+
+
+@dataclass(frozen=True)
+class SynthesisOptions:
+    params: GenerationParams = GenerationParams()
+    repair: bool = True
+    extractive_sentences: int = 3
+    min_coverage: float = 0.5
+    verify: bool = True
+    history: str = ""
+
+
+@dataclass
+class Answer:
+    answer: str
+    answer_source: str  # llm | llm_repaired | extractive | refusal
+    citations: list[dict[str, Any]]
+    backend: str
+    model: str
+    validation: dict[str, Any] | None = None
+    first_validation: dict[str, Any] | None = None
+    refusal_reason: str | None = None
+    coverage: float = 0.0
+    confidence: float | None = None
+    fallbacks: list[dict[str, str]] = field(default_factory=list)
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"answer": self.answer, "answer_source": self.answer_source, "citations": self.citations,
+               "backend": self.backend, "model": self.model, "validation": self.validation,
+               "first_validation": self.first_validation, "refusal_reason": self.refusal_reason,
+               "coverage": round(self.coverage, 3), "fallbacks": self.fallbacks}
+        if self.confidence is not None:
+            out["confidence"] = round(self.confidence, 3)
+        return out
+
+
+def _noop(event: str, data: dict[str, Any]) -> None:
+    return None
+
+
+class Synthesizer:
+    """Stateless apart from the backends it is given; one call per question."""
+
+    def answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
+               options: SynthesisOptions = SynthesisOptions(), emit: Emit = _noop,
+               cancel: threading.Event | None = None) -> Answer:
+        cov, missing = coverage(question, [b.text for b in blocks])
+        if not blocks or cov < options.min_coverage:
+            why = ("no evidence was retrieved" if not blocks else
+                   f"the documents do not mention: {', '.join(missing[:6])}")
+            return self._refusal(blocks, chain, why, cov, emit)
+        evidence = "\n\n".join(b.rendered for b in blocks)
+        fallbacks: list[dict[str, str]] = []
+        for backend in chain:
+            if not backend.generative:
+                break
+            try:
+                return self._generate(question, evidence, blocks, backend, options, emit, cancel, cov, fallbacks)
+            except (LLMError, ContextOverflowError) as exc:
+                log.warning("backend %s failed, falling through: %s", backend.name, exc)
+                fallbacks.append({"backend": backend.name, "error": str(exc)})
+                emit("backend_fallback", {"from": backend.name, "error": str(exc)})
+        text = extractive_answer(question, blocks, options.extractive_sentences)
+        if text is None:
+            answer = self._refusal(blocks, chain, "no evidence sentence matches the question", cov, emit)
+        else:
+            answer = self._final(text, "extractive", blocks, "extractive", "none", cov, options)
+        answer.fallbacks = fallbacks
+        return answer
+
+    # -- paths -------------------------------------------------------------
+    def _generate(self, question: str, evidence: str, blocks: list[EvidenceBlock], backend: LLMBackend,
+                  options: SynthesisOptions, emit: Emit, cancel: threading.Event | None, cov: float,
+                  fallbacks: list[dict[str, str]]) -> Answer:
+        t0 = time.perf_counter()
+        result = StreamResult()
+        messages = grounded_messages(question, evidence, options.history)
+        first_token: float | None = None
+        with closing(backend.stream(messages, options.params, result)) as pieces:
+            for piece in pieces:
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled()
+                if first_token is None:
+                    first_token = time.perf_counter()
+                emit("token", {"text": piece})
+        completion = result.completion
+        assert completion is not None  # set by every backend when its stream ends
+        usage = {"synthesis": {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}}
+        timings = {"first_token_ms": ((first_token or time.perf_counter()) - t0) * 1000,
+                   "generation_ms": (time.perf_counter() - t0) * 1000}
+        text = normalise_answer(completion.text)
+        answer, first = self._check(question, evidence, text, blocks, backend, options, emit, usage)
+        answer.first_validation = first
+        answer.backend, answer.model = backend.name, completion.model
+        answer.coverage, answer.usage, answer.fallbacks = cov, usage, fallbacks
+        answer.timings_ms.update(timings)
+        if answer.answer_source in ("llm", "llm_repaired"):
+            answer.confidence = _groundedness(answer.answer, blocks) if options.verify else None
+        return answer
+
+    def _check(self, question: str, evidence: str, text: str, blocks: list[EvidenceBlock],
+               backend: LLMBackend, options: SynthesisOptions, emit: Emit,
+               usage: dict[str, dict[str, int]]) -> tuple[Answer, dict[str, Any]]:
+        if is_refusal(text):
+            return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
+        report = validate(text, blocks)
+        first = report.to_json()
+        emit("citations", {"stage": "first", **first})
+        if report.valid:
+            return self._final(text, "llm", blocks, backend.name, "", 0.0, options, report), first
+        if not options.repair:
+            return self._replace(question, blocks, options, emit, "citations did not validate"), first
+        fixed, count = attribute(text, blocks, report)
+        if count:
+            report = validate(fixed, blocks)
+            report.attributed = count
+            if report.valid:
+                emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
+                return self._final(fixed, "llm_repaired", blocks, backend.name, "", 0.0, options, report), first
+        repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
+                                    options.params)
+        usage["repair"] = {"prompt": repaired.prompt_tokens, "completion": repaired.completion_tokens}
+        second = normalise_answer(repaired.text)
+        if is_refusal(second):
+            return self._after_model_refusal(question, blocks, options, emit), first
+        report = validate(second, blocks)
+        if not report.valid:
+            second, count = attribute(second, blocks, report)
+            if count:
+                report = validate(second, blocks)
+                report.attributed = count
+        if report.valid:
+            emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
+            return self._final(second, "llm_repaired", blocks, backend.name, "", 0.0, options, report), first
+        return self._replace(question, blocks, options, emit, "citations still invalid after repair"), first
+
+    def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
+                             emit: Emit) -> Answer:
+        """The model declined. Trust it unless the evidence holds a sentence matching most of the question."""
+        text = extractive_answer(question, blocks, options.extractive_sentences)
+        if text is not None and _strongly_matched(question, blocks):
+            emit("answer_replaced", {"answer": text, "answer_source": "extractive",
+                                     "reason": "the model declined but the evidence matches the question"})
+            return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
+        return self._refusal_answer("the model found no answer in the evidence", emit)
+
+    def _replace(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions, emit: Emit,
+                 reason: str) -> Answer:
+        text = extractive_answer(question, blocks, options.extractive_sentences)
+        if text is None:
+            return self._refusal_answer(f"{reason}; no evidence sentence matches the question", emit)
+        emit("answer_replaced", {"answer": text, "answer_source": "extractive", "reason": reason})
+        return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
+
+    def _refusal(self, blocks: list[EvidenceBlock], chain: list[LLMBackend], reason: str, cov: float,
+                 emit: Emit) -> Answer:
+        answer = self._refusal_answer(reason, emit)
+        answer.coverage = cov
+        return answer
+
+    def _refusal_answer(self, reason: str, emit: Emit) -> Answer:
+        emit("refusal", {"reason": reason})
+        return Answer(REFUSAL_TEXT, "refusal", [], "none", "", refusal_reason=reason)
+
+    def _final(self, text: str, source: str, blocks: list[EvidenceBlock], backend: str, model: str,
+               cov: float, options: SynthesisOptions, report: Validation | None = None) -> Answer:
+        report = report or validate(text, blocks)
+        if not report.valid:  # only reachable for an extractive answer; a bug if it happens
+            log.error("extractive answer failed validation: %s", report.to_json())
+            return Answer(REFUSAL_TEXT, "refusal", [], backend, model, refusal_reason="internal: invalid extract")
+        return Answer(text, source, citation_records(text, blocks, report), backend, model,
+                      validation=report.to_json(), coverage=cov)
+
+
+def _strongly_matched(question: str, blocks: list[EvidenceBlock]) -> bool:
+    import docent_native
+
+    picked = docent_native.select_evidence_sentences(question, [b.text for b in blocks], 1, 0.6)
+    return bool(picked)
+
+
+def _groundedness(answer: str, blocks: list[EvidenceBlock]) -> float:
+    """Mean share of each cited sentence's content words found in the blocks it cites."""
+    report = validate(answer, blocks)
+    by_number = {b.number: b.text for b in blocks}
+    scores = []
+    for s in report.sentences:
+        cited = [by_number[n] for n in s["citations"] if n in by_number]
+        if cited:
+            scores.append(support(answer[s["start"]:s["end"]], "\n".join(cited)))
+    return sum(scores) / len(scores) if scores else 0.0

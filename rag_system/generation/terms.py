@@ -1,0 +1,78 @@
+"""Key terms of a question and how much of them the evidence covers.
+
+Why: a small model asked "What is the capital of Mongolia?" over RFCs will
+often answer from memory. Before any model runs, we check that the evidence
+mentions the question's key terms at all; when it does not, the honest answer
+is a refusal, and no prompt wording can be trusted to produce one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_WORD = re.compile(r"\w+")
+
+# Function words plus question scaffolding: words that say *how* something is
+# asked, not *what* about.
+STOP_WORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have having
+he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on
+once only or other our out over own same she should so some such than that the their them then there
+these they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours
+describe explain tell give list name show please mean means meaning called call say says said
+happen happens kind type way ways there's what's whats use used using uses
+""".split())
+
+
+def stem(word: str) -> str:
+    """A deliberately light suffix stripper: enough to match "assumed" with "assume"."""
+    w = word.lower()
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e"):
+        if len(w) - len(suffix) >= 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def key_terms(text: str) -> list[str]:
+    """Distinct stems of the content words of `text`, in order of appearance."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if len(word) < 3 and not word.isdigit():
+            continue
+        if word in STOP_WORDS:
+            continue
+        seen.setdefault(stem(word), None)
+    return list(seen)
+
+
+def term_set(texts: Iterable[str]) -> set[str]:
+    return {stem(w) for t in texts for w in _WORD.findall(t.lower())}
+
+
+def coverage(question: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
+    """Share of the question's key terms found in the evidence, and the missing ones."""
+    terms = key_terms(question)
+    if not terms:
+        return 1.0, []
+    present = term_set(evidence)
+    missing = [t for t in terms if t not in present]
+    return (len(terms) - len(missing)) / len(terms), missing
+
+
+def support(sentence: str, block: str) -> float:
+    """Share of a sentence's content words that occur in `block` (lexical groundedness)."""
+    terms = key_terms(_strip_markers(sentence))
+    if not terms:
+        return 1.0
+    present = term_set([block])
+    return sum(1 for t in terms if t in present) / len(terms)
+
+
+_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
+
+
+def _strip_markers(text: str) -> str:
+    return _MARKER.sub(" ", text)

@@ -1,0 +1,215 @@
+"""The answer loop on deliberately broken answers: every path, including the refusal.
+
+The model is replaced by a scripted backend (a stand-in for an external LLM, not
+for any of our components): it returns exactly the text each test needs, so each
+branch of validation, attribution, repair, extractive replacement and refusal is
+exercised with real native validation and real evidence blocks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from rag_system.generation.llm import (
+    BackendStatus,
+    Completion,
+    GenerationFailedError,
+    GenerationParams,
+    LLMBackend,
+    Message,
+    StreamResult,
+    estimate_tokens,
+)
+from rag_system.generation.prompts import REFUSAL_TEXT, is_refusal, normalise_answer
+from rag_system.generation.registry import ExtractiveBackend
+from rag_system.generation.synthesis import Cancelled, SynthesisOptions, Synthesizer
+from rag_system.retrieval.packer import EvidenceBlock, evidence_label
+from rag_system.retrieval.types import Candidate
+
+QUIC = ("ack_delay_exponent (0x0a): The acknowledgment delay exponent is an integer value indicating an "
+        "exponent used to decode the ACK Delay field in the ACK frame. If this value is absent, a default "
+        "value of 3 is assumed (indicating a multiplier of 8). Values above 20 are invalid.")
+ACK = ("max_ack_delay (0x0b): The maximum acknowledgment delay is an integer value indicating the maximum "
+       "amount of time in milliseconds by which the endpoint will delay sending acknowledgments. If this "
+       "value is absent, a default of 25 milliseconds is assumed.")
+QUESTION = "What value is assumed when the ack_delay_exponent transport parameter is absent?"
+
+
+def block(n: int, text: str, name: str = "rfc9000.txt", page: int = 45) -> EvidenceBlock:
+    cand = Candidate(chunk_id=f"c{n}", document_id="d1", document_name=name, chunk_index=n, page_start=page,
+                     page_end=page, heading_path="", block_type="text", text=text, metadata="{}")
+    return EvidenceBlock(n, cand, evidence_label(n, cand), text, estimate_tokens(text))
+
+
+BLOCKS = [block(1, QUIC), block(2, ACK, page=46)]
+
+
+class Scripted(LLMBackend):
+    """Returns the scripted answers in order; records every prompt it was given."""
+
+    name = "scripted"
+
+    def __init__(self, *answers: str, fail_after: int | None = None) -> None:
+        self.answers = list(answers)
+        self.prompts: list[list[Message]] = []
+        self.fail_after = fail_after
+
+    def status(self) -> BackendStatus:
+        return BackendStatus(self.name, True, "script")
+
+    def context_window(self, model: str | None = None) -> int:
+        return 8192
+
+    def count_tokens(self, text: str, model: str | None = None) -> int:
+        return estimate_tokens(text)
+
+    def stream(self, messages: list[Message], params: GenerationParams,
+               result: StreamResult) -> Iterator[str]:
+        self.prompts.append(messages)
+        text = self.answers.pop(0)
+        for i, word in enumerate(text.split(" ")):
+            if self.fail_after is not None and i >= self.fail_after:
+                raise GenerationFailedError("connection reset mid-answer")
+            piece = word if i == 0 else " " + word
+            result.chunks.append(piece)
+            yield piece
+        result.completion = Completion(text, 100, len(text.split()), "stop", "script-1")
+
+
+def run(backend: LLMBackend, question: str = QUESTION, blocks=BLOCKS, **options):
+    events: list[tuple[str, dict]] = []
+    answer = Synthesizer().answer(question, blocks, [backend, ExtractiveBackend()],
+                                  SynthesisOptions(**options), lambda e, d: events.append((e, d)))
+    return answer, [e for e, _ in events]
+
+
+def test_valid_answer_is_kept_as_llm():
+    backend = Scripted("A default value of 3 is assumed for the exponent [1].")
+    answer, events = run(backend)
+    assert answer.answer_source == "llm"
+    assert answer.validation["valid"] and len(backend.prompts) == 1
+    assert [c["n"] for c in answer.citations] == [1]
+    assert "default value of 3" in answer.citations[0]["quote"]
+    assert answer.citations[0]["page_start"] == 45
+    assert "token" in events and "answer_repaired" not in events
+    assert 0.0 <= answer.confidence <= 1.0
+
+
+def test_uncited_but_supported_sentence_is_attributed():
+    backend = Scripted("If the value is absent, a default value of 3 is assumed.")
+    answer, events = run(backend)
+    assert answer.answer_source == "llm_repaired"
+    assert answer.first_validation["uncited"] == [0]
+    assert answer.answer.endswith("[1].")
+    assert answer.validation["attributed"] == 1 and len(backend.prompts) == 1
+    assert "answer_repaired" in events
+
+
+def test_unknown_block_number_goes_to_a_model_repair():
+    backend = Scripted("A default value of 3 is assumed [7].", "A default value of 3 is assumed [1].")
+    answer, events = run(backend)
+    assert answer.first_validation["unknown"] == [7]
+    assert answer.answer_source == "llm_repaired"
+    assert len(backend.prompts) == 2
+    repair_prompt = backend.prompts[1][-1].content
+    assert "[7]" in repair_prompt and "do not exist" in repair_prompt
+    assert "repair" in answer.usage
+
+
+def test_invented_quote_that_survives_repair_is_replaced_by_an_extract():
+    invented = 'The RFC says "the exponent defaults to five when missing" [1].'
+    backend = Scripted(invented, invented)
+    answer, events = run(backend)
+    assert answer.first_validation["bad_quotes"][0]["quote"] == "the exponent defaults to five when missing"
+    assert answer.answer_source == "extractive"
+    assert "answer_replaced" in events
+    assert "default value of 3" in answer.answer and answer.validation["valid"]
+
+
+def test_uncited_unsupported_answer_without_matching_evidence_is_a_refusal():
+    question = "What colour is the sky at dusk?"
+    backend = Scripted("It is blue like the sky.", "It is still blue.")
+    answer, _ = run(backend, question=question, min_coverage=0.0)
+    assert answer.answer_source == "refusal"
+    assert answer.answer == REFUSAL_TEXT and answer.citations == []
+    assert len(backend.prompts) == 2
+
+
+def test_question_the_evidence_does_not_mention_is_refused_before_any_model_runs():
+    backend = Scripted("Ulaanbaatar [1].")
+    answer, events = run(backend, question="What is the capital of Mongolia?")
+    assert answer.answer_source == "refusal" and backend.prompts == []
+    assert "mongolia" in answer.refusal_reason
+    assert events == ["refusal"]
+
+
+def test_no_evidence_is_a_refusal():
+    answer, _ = run(Scripted("x"), blocks=[])
+    assert answer.answer_source == "refusal" and "no evidence" in answer.refusal_reason
+
+
+def test_model_refusal_is_trusted_when_the_evidence_matches_weakly():
+    backend = Scripted(REFUSAL_TEXT)
+    answer, _ = run(backend, question="Which congestion controller tracks the acknowledgment delay value?",
+                    min_coverage=0.0)
+    assert answer.answer_source == "refusal"
+
+
+def test_model_refusal_is_overruled_when_a_sentence_matches_the_question_closely():
+    backend = Scripted("The documents do not say.")
+    answer, _ = run(backend, question="Which default value is assumed if the value is absent?")
+    assert answer.answer_source == "extractive"
+    assert "[1]" in answer.answer or "[2]" in answer.answer
+
+
+def test_backend_failing_mid_answer_falls_through_and_says_so():
+    backend = Scripted("A default value of 3 is assumed [1].", fail_after=3)
+    answer, events = run(backend)
+    assert answer.answer_source == "extractive" and answer.backend == "extractive"
+    assert answer.fallbacks[0]["backend"] == "scripted"
+    assert "backend_fallback" in events
+
+
+def test_repair_off_replaces_invalid_answer_directly():
+    backend = Scripted("A default value of 3 is assumed [9].")
+    answer, _ = run(backend, repair=False)
+    assert answer.answer_source == "extractive" and len(backend.prompts) == 1
+
+
+def test_cancel_stops_generation():
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        Synthesizer().answer(QUESTION, BLOCKS, [Scripted("A default value of 3 [1].")], SynthesisOptions(),
+                             lambda e, d: None, cancel)
+
+
+def test_extractive_backend_alone_cites_verbatim_sentences():
+    answer, _ = run(ExtractiveBackend())
+    assert answer.answer_source == "extractive" and answer.validation["valid"]
+    assert "default value of 3 is assumed" in answer.answer
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("Answer: It is 3 [Source 1].", "It is 3 [1]."),
+    ("It is 3 [ 1 ].", "It is 3 [1]."),
+    ("It is 3 [source 1, 2].", "It is 3 [1, 2]."),
+    ("It is 3 [1].", "It is 3 [1]."),
+])
+def test_normalise_answer(raw, expected):
+    assert normalise_answer(raw) == expected
+
+
+@pytest.mark.parametrize("text, refused", [
+    (REFUSAL_TEXT, True),
+    ("The documents do not say.", True),
+    ("The provided sources do not mention Mongolia.", True),
+    ("I don't know.", True),
+    ("The documents say the default is 3 [1].", False),
+    ("A default value of 3 is assumed [1]. The documents do not say more.", False),
+])
+def test_is_refusal(text, refused):
+    assert is_refusal(text) is refused
