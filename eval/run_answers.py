@@ -39,6 +39,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--case-sensitive", action="store_true")
     p.add_argument("--backend", choices=("auto", "llamacpp", "ollama", "openai", "extractive"), default=None)
     p.add_argument("--limit", type=int, default=0, help="evaluate only the first N rows")
+    p.add_argument("--sample", type=int, default=0, help="evaluate N rows spread evenly over the gold file")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a setting")
     p.add_argument("--cache-dir", type=Path, default=Path("eval/.cache"))
     p.add_argument("--json-out", type=Path)
@@ -80,6 +81,8 @@ def evaluate(corpus: Corpus, settings: Any, args: argparse.Namespace) -> dict[st
     pipeline = QueryPipeline(settings, RetrievalEngine(settings, embedder), BackendRegistry(settings))
     chosen = pipeline.registry.chain(args.backend)[0]
     rows = load_gold(corpus.gold)[: args.limit or None]
+    if args.sample and args.sample < len(rows):
+        rows = [rows[round(i * (len(rows) - 1) / max(args.sample - 1, 1))] for i in range(args.sample)]
     out_rows: list[dict[str, Any]] = []
     for i, row in enumerate(rows, start=1):
         first: list[float] = []

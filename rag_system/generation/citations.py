@@ -20,6 +20,9 @@ from rag_system.generation.terms import support
 from rag_system.retrieval.packer import EvidenceBlock
 
 ATTRIBUTION_MIN_SUPPORT = 0.75
+#: A cited sentence whose content words are less than half in its cited blocks
+#: is "unsupported": a citation that names a block but not what the block says.
+MIN_SUPPORT = 0.5
 
 
 @dataclass
@@ -30,6 +33,7 @@ class Validation:
     uncited: list[int]
     bad_quotes: list[dict[str, Any]]
     attributed: int = 0
+    unsupported: list[int] = field(default_factory=list)
 
     def problems(self, answer: str) -> list[str]:
         """Findings phrased for the model (and for humans reading the response)."""
@@ -41,13 +45,16 @@ class Validation:
             out.append(f"this sentence has no citation: \"{answer[s['start']:s['end']]}\"")
         for bad in self.bad_quotes:
             out.append(f"this quote is not in the cited source: \"{bad['quote']}\"")
+        for index in self.unsupported:
+            s = self.sentences[index]
+            out.append(f"the cited source does not say this: \"{answer[s['start']:s['end']]}\"")
         if not any(s["citations"] for s in self.sentences):
             out.append("it cites no source at all")
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "unknown": self.unknown, "uncited": self.uncited,
-                "bad_quotes": self.bad_quotes, "attributed": self.attributed,
+                "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "attributed": self.attributed,
                 "sentences": len(self.sentences)}
 
 
@@ -55,6 +62,19 @@ def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
     report = docent_native.validate_citations(answer, [b.text for b in blocks])
     return Validation(report["valid"], report["sentences"], report["unknown"], report["uncited"],
                       report["bad_quotes"])
+
+
+def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True) -> Validation:
+    """Native validation, plus (when `verify`) lexical support of each cited sentence by its blocks."""
+    report = validate(answer, blocks)
+    if verify:
+        by_number = {b.number: b.text for b in blocks}
+        for index, s in enumerate(report.sentences):
+            cited = [by_number[n] for n in s["citations"] if n in by_number]
+            if cited and support(answer[s["start"]:s["end"]], "\n".join(cited)) < MIN_SUPPORT:
+                report.unsupported.append(index)
+        report.valid = report.valid and not report.unsupported
+    return report
 
 
 def attribute(answer: str, blocks: list[EvidenceBlock], validation: Validation) -> tuple[str, int]:

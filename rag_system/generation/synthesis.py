@@ -18,7 +18,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_system.generation.citations import Validation, attribute, citation_records, validate
+from rag_system.generation.citations import Validation, attribute, check, citation_records, validate
 from rag_system.generation.extractive import extractive_answer
 from rag_system.generation.llm import (
     ContextOverflowError,
@@ -151,7 +151,7 @@ class Synthesizer:
                usage: dict[str, dict[str, int]]) -> tuple[Answer, dict[str, Any]]:
         if is_refusal(text):
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
-        report = validate(text, blocks)
+        report = check(text, blocks, options.verify)
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
         if report.valid:
@@ -160,7 +160,7 @@ class Synthesizer:
             return self._replace(question, blocks, options, emit, "citations did not validate"), first
         fixed, count = attribute(text, blocks, report)
         if count:
-            report = validate(fixed, blocks)
+            report = check(fixed, blocks, options.verify)
             report.attributed = count
             if report.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
@@ -171,11 +171,11 @@ class Synthesizer:
         second = normalise_answer(repaired.text)
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit), first
-        report = validate(second, blocks)
+        report = check(second, blocks, options.verify)
         if not report.valid:
             second, count = attribute(second, blocks, report)
             if count:
-                report = validate(second, blocks)
+                report = check(second, blocks, options.verify)
                 report.attributed = count
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})

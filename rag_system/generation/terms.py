@@ -52,14 +52,35 @@ def term_set(texts: Iterable[str]) -> set[str]:
     return {stem(w) for t in texts for w in _WORD.findall(t.lower())}
 
 
+def weighted_terms(text: str) -> dict[str, float]:
+    """Key-term stems with weights: names and codes count double.
+
+    A word capitalised mid-sentence ("Mongolia", "QUIC") or containing a digit
+    or underscore ("ack_delay_exponent", "9000") names the specific thing
+    asked about; when it is missing from the evidence, the evidence is about
+    something else even if the generic words ("capital") happen to occur.
+    """
+    weights: dict[str, float] = {}
+    for position, match in enumerate(_WORD.finditer(text)):
+        word = match.group(0)
+        lower = word.lower()
+        if (len(lower) < 3 and not lower.isdigit()) or lower in STOP_WORDS:
+            continue
+        specific = (position > 0 and word[:1].isupper()) or any(c.isdigit() or c == "_" for c in word)
+        key = stem(lower)
+        weights[key] = max(weights.get(key, 0.0), 2.0 if specific else 1.0)
+    return weights
+
+
 def coverage(question: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
-    """Share of the question's key terms found in the evidence, and the missing ones."""
-    terms = key_terms(question)
-    if not terms:
+    """Weighted share of the question's key terms found in the evidence, and the missing ones."""
+    weights = weighted_terms(question)
+    if not weights:
         return 1.0, []
     present = term_set(evidence)
-    missing = [t for t in terms if t not in present]
-    return (len(terms) - len(missing)) / len(terms), missing
+    missing = [t for t in weights if t not in present]
+    total = sum(weights.values())
+    return (total - sum(weights[t] for t in missing)) / total, missing
 
 
 def support(sentence: str, block: str) -> float:

@@ -213,3 +213,25 @@ def test_normalise_answer(raw, expected):
 ])
 def test_is_refusal(text, refused):
     assert is_refusal(text) is refused
+
+
+def test_citation_that_the_block_does_not_support_is_caught_and_repaired():
+    backend = Scripted("The exponent is negotiated by the congestion controller during slow start [1].",
+                       "A default value of 3 is assumed [1].")
+    answer, _ = run(backend)
+    assert answer.first_validation["unsupported"] == [0]
+    assert answer.answer_source == "llm_repaired"
+    assert "does not say this" in backend.prompts[1][-1].content
+
+
+def test_unsupported_claim_is_accepted_only_when_verification_is_off():
+    claim = "The exponent is negotiated by the congestion controller during slow start [1]."
+    assert run(Scripted(claim), verify=False)[0].answer_source == "llm"
+    assert run(Scripted(claim, claim))[0].answer_source == "extractive"
+
+
+def test_specific_names_weigh_double_in_coverage():
+    from rag_system.generation.terms import coverage
+
+    share, missing = coverage("What is the capital of Mongolia?", ["Header names never use capitals."])
+    assert missing == ["mongolia"] and share < 0.5
