@@ -1,10 +1,13 @@
 """The grounded prompt and the repair prompt.
 
 Why this wording: small instruction models (0.5B-1.5B) follow short, concrete
-rules and copy the shape of an example far better than they follow abstract
-policy. The rules therefore name the exact citation form the validator parses
-(`[n]` after every sentence), and the refusal is one fixed sentence so it can
-be recognised reliably instead of guessed from free text.
+rules. The rules name the exact citation form the validator parses (`[n]`
+after each sentence), and the refusal is one fixed sentence so it can be
+recognised reliably. The refusal rule comes last and is conditioned on "no
+source is about the question": an earlier, more prominent wording made the
+1.5B model refuse questions its sources answered (the ack_delay_exponent
+default, rfc_q01), while this one answers it and still refuses rfc_q02, whose
+fact was not in the evidence.
 """
 
 from __future__ import annotations
@@ -16,17 +19,10 @@ from rag_system.generation.llm import Message
 REFUSAL_TEXT = "The documents do not contain enough information to answer this question."
 
 SYSTEM_PROMPT = (
-    "You are Docent, an assistant that answers questions using only the numbered sources the user gives you.\n"
-    "Rules:\n"
-    "1. Use only facts stated in the sources. Never use outside knowledge.\n"
-    "2. End every sentence with the number of the source it comes from, like [1] or [2, 3].\n"
-    "3. Be brief: answer in one to four sentences.\n"
-    f"4. If the sources do not answer the question, reply exactly: {REFUSAL_TEXT}"
-)
-
-EXAMPLE = (
-    "Example answer: The warranty lasts 24 months from the date of purchase [2]. "
-    "It does not cover accidental damage [2, 4]."
+    "You are Docent. Answer the question using the numbered sources the user gives you.\n"
+    "Write one to three short sentences. After each sentence put the number of the source it comes from "
+    "in square brackets, like [1].\n"
+    f"Use only what the sources say. If no source is about the question, reply exactly: {REFUSAL_TEXT}"
 )
 
 
@@ -35,7 +31,7 @@ def grounded_messages(question: str, evidence: str, history: str = "") -> list[M
     parts = [f"Sources:\n\n{evidence}"]
     if history:
         parts.append(f"Earlier in this conversation:\n{history}")
-    parts.append(f"{EXAMPLE}\n\nQuestion: {question}\nAnswer (cite every sentence):")
+    parts.append(f"Question: {question}")
     return [Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))]
 
 

@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], None]
 
+#: Evidence coverage of the question's key terms above which a model's refusal is overruled.
+REFUSAL_OVERRULE_COVERAGE = 0.8
+
 
 class Cancelled(Exception):
     """The client went away; stop generating and leave no partial state."""
@@ -184,9 +187,15 @@ class Synthesizer:
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
                              emit: Emit) -> Answer:
-        """The model declined. Trust it unless the evidence holds a sentence matching most of the question."""
+        """The model declined. Trust it unless the evidence clearly covers the question.
+
+        Small models decline questions their sources answer; when the evidence
+        holds most of the question's key terms, or one sentence matching most of
+        it, the verbatim evidence is the more useful (and still checked) answer.
+        """
         text = extractive_answer(question, blocks, options.extractive_sentences)
-        if text is not None and _strongly_matched(question, blocks):
+        covered = coverage(question, [b.text for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
+        if text is not None and (covered or _strongly_matched(question, blocks)):
             emit("answer_replaced", {"answer": text, "answer_source": "extractive",
                                      "reason": "the model declined but the evidence matches the question"})
             return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
