@@ -96,6 +96,7 @@ class Settings:
     answer_repair: bool = field(default=True, metadata=_env("ANSWER_REPAIR"))
     extractive_sentences: int = field(default=3, metadata=_env("EXTRACTIVE_SENTENCES"))
     refusal_min_coverage: float = field(default=0.5, metadata=_env("REFUSAL_MIN_COVERAGE"))
+    refusal_min_similarity: float = field(default=0.35, metadata=_env("REFUSAL_MIN_SIMILARITY"))
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a new validated `Settings`; unknown names are a `ConfigError`."""

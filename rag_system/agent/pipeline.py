@@ -141,10 +141,13 @@ class QueryPipeline:
         options = SynthesisOptions(
             params=GenerationParams(max_tokens=request.max_tokens, model=request.model),
             repair=self.settings.answer_repair, extractive_sentences=self.settings.extractive_sentences,
-            min_coverage=self.settings.refusal_min_coverage, verify=request.verify,
+            min_coverage=self.settings.refusal_min_coverage, min_similarity=self.settings.refusal_min_similarity,
+            verify=request.verify,
             history=self._history(request))
         ts = time.perf_counter()
-        answer = self.synthesizer.answer(query, packed.blocks, chain, options, emit, cancel)
+        sims = [c.vector_similarity for c in evidence.result.candidates if c.vector_similarity is not None]
+        answer = self.synthesizer.answer(query, packed.blocks, chain, options, emit, cancel,
+                                         similarity=max(sims) if sims else None)
         timings["synthesis_ms"] = (time.perf_counter() - ts) * 1000
         timings.update(answer.timings_ms)
         timings["total_ms"] = (time.perf_counter() - t0) * 1000

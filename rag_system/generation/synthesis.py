@@ -55,6 +55,7 @@ class SynthesisOptions:
     repair: bool = True
     extractive_sentences: int = 3
     min_coverage: float = 0.5
+    min_similarity: float = 0.35
     verify: bool = True
     history: str = ""
 
@@ -94,12 +95,15 @@ class Synthesizer:
 
     def answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
                options: SynthesisOptions = SynthesisOptions(), emit: Emit = _noop,
-               cancel: threading.Event | None = None) -> Answer:
+               cancel: threading.Event | None = None, similarity: float | None = None) -> Answer:
+        """`similarity`: the best query-chunk cosine of the first stage, when a vector leg ran."""
         cov, missing = coverage(question, [b.text for b in blocks])
-        if not blocks or cov < options.min_coverage:
+        if not blocks or not _covered(cov, similarity, options):
             why = ("no evidence was retrieved" if not blocks else
                    f"the documents do not mention: {', '.join(missing[:6])}")
-            return self._refusal(blocks, chain, why, cov, emit)
+            answer = self._refusal_answer(why, emit)
+            answer.coverage = cov
+            return answer
         evidence = "\n\n".join(b.rendered for b in blocks)
         fallbacks: list[dict[str, str]] = []
         for backend in chain:
@@ -113,7 +117,8 @@ class Synthesizer:
                 emit("backend_fallback", {"from": backend.name, "error": str(exc)})
         text = extractive_answer(question, blocks, options.extractive_sentences)
         if text is None:
-            answer = self._refusal(blocks, chain, "no evidence sentence matches the question", cov, emit)
+            answer = self._refusal_answer("no evidence sentence matches the question", emit)
+            answer.coverage = cov
         else:
             answer = self._final(text, "extractive", blocks, "extractive", "none", cov, options)
         answer.fallbacks = fallbacks
@@ -209,12 +214,6 @@ class Synthesizer:
         emit("answer_replaced", {"answer": text, "answer_source": "extractive", "reason": reason})
         return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
 
-    def _refusal(self, blocks: list[EvidenceBlock], chain: list[LLMBackend], reason: str, cov: float,
-                 emit: Emit) -> Answer:
-        answer = self._refusal_answer(reason, emit)
-        answer.coverage = cov
-        return answer
-
     def _refusal_answer(self, reason: str, emit: Emit) -> Answer:
         emit("refusal", {"reason": reason})
         return Answer(REFUSAL_TEXT, "refusal", [], "none", "", refusal_reason=reason)
@@ -227,6 +226,21 @@ class Synthesizer:
             return Answer(REFUSAL_TEXT, "refusal", [], backend, model, refusal_reason="internal: invalid extract")
         return Answer(text, source, citation_records(text, blocks, report), backend, model,
                       validation=report.to_json(), coverage=cov)
+
+
+def _covered(cov: float, similarity: float | None, options: SynthesisOptions) -> bool:
+    """Does the evidence cover the question? Lexically, or semantically with some lexical overlap.
+
+    Paraphrased questions ("authorization for a run of ten back-to-back
+    workdays" vs "approval for consecutive days") share few words with their
+    answer but embed close to it; off-topic questions do neither. Measured on
+    the mixed and rfc gold sets: every answerable question had coverage >= 0.3
+    and similarity >= 0.41 or coverage >= 0.5; eight off-topic questions had
+    similarity <= 0.31.
+    """
+    if cov >= options.min_coverage:
+        return True
+    return similarity is not None and similarity >= options.min_similarity and cov >= options.min_coverage / 2
 
 
 def _strongly_matched(question: str, blocks: list[EvidenceBlock]) -> bool:

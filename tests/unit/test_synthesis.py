@@ -235,3 +235,12 @@ def test_specific_names_weigh_double_in_coverage():
 
     share, missing = coverage("What is the capital of Mongolia?", ["Header names never use capitals."])
     assert missing == ["mongolia"] and share < 0.5
+
+
+def test_paraphrase_with_low_word_overlap_is_answered_when_it_embeds_close():
+    question = "How is the ACK Delay scaling factor chosen when nothing is sent?"
+    low, _ = run(ExtractiveBackend(), question=question)
+    close = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], SynthesisOptions(), similarity=0.6)
+    far = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], SynthesisOptions(), similarity=0.2)
+    assert low.answer_source == "refusal" and far.answer_source == "refusal"
+    assert close.answer_source == "extractive"
