@@ -80,6 +80,9 @@ class ApiServer(ThreadingHTTPServer):
 class ApiHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "DocentRAG/0.1"
+    #: Socket timeout: an idle keep-alive connection (or a client that stops
+    #: sending its body, or stops reading a stream) frees its thread after this.
+    timeout = 120
     server: ApiServer
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming

@@ -172,3 +172,14 @@ def test_non_loopback_bind_without_token_refuses_to_start(tmp_path):
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "DOCENT_API_TOKEN" in proc.stderr and "0.0.0.0" in proc.stderr
+
+
+def test_health_is_503_when_the_index_writer_is_down(tmp_path, embedder):
+    settings = api_settings(tmp_path / "data", DOCENT_CORS_ORIGINS="*,http://app.local:3000/")
+    with running_api(settings, embedder) as api:
+        assert api.service.cors_origins == frozenset({"http://app.local:3000"})
+        assert api.call("GET", "/health")[0] == 200
+        api.service.jobs.stop()
+        status, _, body = api.call("GET", "/health")
+        assert status == 503 and body["status"] == "unavailable"
+        assert body["components"]["jobs"]["ok"] is False and body["components"]["embedder"]["ok"]
