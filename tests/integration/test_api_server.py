@@ -87,6 +87,8 @@ def test_unknown_route_and_wrong_method_are_json_errors(api):
     (b'{"query": "x", "index": "srv", "ai_rerank": "yes"}', "invalid_option"),
     (b'{"query": "x", "index": "srv", "backend": "gpt-17"}', "invalid_backend"),
     (b'{"query": "x", "index": "../etc"}', "invalid_index_name"),
+    (b"[" * 100_000, "invalid_json"),
+    (b'{"query": "\xff\xfe"}', "invalid_json"),
 ])
 def test_bad_chat_bodies_are_400_with_a_code(api, raw, code):
     for path in ("/chat", "/chat/stream"):
@@ -183,3 +185,17 @@ def test_health_is_503_when_the_index_writer_is_down(tmp_path, embedder):
         status, _, body = api.call("GET", "/health")
         assert status == 503 and body["status"] == "unavailable"
         assert body["components"]["jobs"]["ok"] is False and body["components"]["embedder"]["ok"]
+
+
+def test_truncated_body_is_400(api):
+    import socket
+
+    sock = socket.create_connection((api.host, api.port), timeout=30)
+    sock.sendall(b"POST /chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                 b'{"query": ')
+    sock.shutdown(socket.SHUT_WR)
+    reply = b""
+    while chunk := sock.recv(65536):
+        reply += chunk
+    sock.close()
+    assert reply.startswith(b"HTTP/1.1 400") and b"incomplete_body" in reply
