@@ -26,7 +26,8 @@ def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
     options = parse_chat(request.json())
     pipeline = request.service.pipeline
     try:
-        chat_request = pipeline.request(options.query, options.indexes, **options.pipeline)
+        chat_request = pipeline.request(options.query, options.indexes, session_id=options.session_id,
+                                        **options.pipeline)
     except (TypeError, ValueError) as exc:
         raise ApiError(400, "invalid_option", str(exc)) from exc
     log.debug("chat %s: %d indexes, options %s", request.request_id, len(options.indexes), options.pipeline)

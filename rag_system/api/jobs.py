@@ -212,17 +212,22 @@ class JobQueue:
                 self._execute(job)
             except Exception as exc:  # a bug: record it, keep the writer alive
                 log.exception("job %s crashed", job.job_id)
-                job.finish("failed", f"internal error ({type(exc).__name__})")
+                self._finish(job, "failed", f"internal error ({type(exc).__name__})")
             with self._lock:
                 self.finished_counts[job.state] = self.finished_counts.get(job.state, 0) + 1
-            try:
-                self.on_changed(job.index)
-            except Exception:
-                log.exception("cache invalidation after job %s failed", job.job_id)
+
+    def _finish(self, job: Job, state: str, error: str | None = None,
+                summary: dict[str, Any] | None = None) -> None:
+        """Invalidate caches first, so a client that sees the terminal event never reads stale state."""
+        try:
+            self.on_changed(job.index)
+        except Exception:
+            log.exception("cache invalidation after job %s failed", job.job_id)
+        job.finish(state, error, summary)
 
     def _execute(self, job: Job) -> None:
         if job.cancel.is_set():
-            job.finish("cancelled", "cancelled before it started")
+            self._finish(job, "cancelled", "cancelled before it started")
             return
         with job.changed:
             job.state, job.started_at = "running", _now()
@@ -230,8 +235,8 @@ class JobQueue:
         if job.kind == "delete":
             deleted = self._drop(job.index)
             job.result = {"deleted": deleted}
-            job.finish("done", None if deleted else f"index {job.index!r} does not exist",
-                       {"deleted": deleted})
+            self._finish(job, "done", None if deleted else f"index {job.index!r} does not exist",
+                         {"deleted": deleted})
         else:
             self._build(job)
         log.info("job %s %s: %s index %s in %.1f s", job.job_id, job.state, job.kind, job.index,
@@ -243,12 +248,12 @@ class JobQueue:
             summary = build_index(paths, job.index, self.settings, embedder=self.embedder,
                                   on_event=job.handle, cancel=job.cancel)
         except BuildCancelled as exc:
-            job.finish("cancelled", str(exc))
+            self._finish(job, "cancelled", str(exc))
         except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:
             log.warning("job %s failed: %s", job.job_id, exc)
-            job.finish("failed", str(exc))
+            self._finish(job, "failed", str(exc))
         else:
-            job.finish("done", None, summary.to_json())
+            self._finish(job, "done", None, summary.to_json())
 
     def _drop(self, index: str) -> bool:
         db = connect(self.settings.resolved_lancedb_uri)

@@ -116,6 +116,18 @@ def test_stream_saves_the_turn_and_failures_too(env):
     assert record["status"] == "error" and record["error"]["code"] == "index_not_found"
 
 
+def test_session_memory_resolves_a_follow_up(env):
+    api, _ = env
+    ask = {"index": "kb", "backend": "extractive", "session_id": "mem-1"}
+    api.call("POST", "/chat", {"query": "How much annual leave do employees accrue?", **ask})
+    status, _, body = api.call("POST", "/chat", {"query": "What about sick leave?", **ask})
+    assert status == 200 and body["standalone_query"] and "sick leave" in body["standalone_query"].lower()
+    assert body["source_documents"][0]["document_name"] == "leave-policy.txt"
+    # Another session has no history: the same follow-up stays as it was asked.
+    status, _, other = api.call("POST", "/chat", {**ask, "query": "What about sick leave?", "session_id": "mem-2"})
+    assert other["standalone_query"] is None
+
+
 def test_client_disconnect_mid_stream_stops_and_saves_the_turn(env):
     api, saved = env
     turn_id = uuid.uuid4().hex

@@ -129,3 +129,18 @@ def test_a_queued_job_can_be_cancelled(api):
     assert api.call("GET", f"/index/jobs/{queued['job_id']}")[2]["state"] == "cancelled"
     events = api.stream(f"/index/jobs/{running['job_id']}/events", method="GET")
     assert events[-1][0] == "done"
+
+
+def test_a_finished_job_invalidates_cached_answers_for_its_index(tmp_path, embedder):
+    settings = api_settings(tmp_path / "data", SEMANTIC_CACHE="true")
+    with running_api(settings, embedder) as api:
+        docs = write_docs(api.uploads / "kb", {"tides.txt": "Spring tides occur twice a month, near new and full moon."})
+        assert build(api, "tides", [str(docs)])[0]["state"] == "done"
+        ask = {"query": "When do spring tides occur?", "index": "tides", "backend": "extractive", "session_id": "s"}
+        first = api.call("POST", "/chat", ask)[2]
+        second = api.call("POST", "/chat", ask)[2]
+        assert first["cached"] is False and second["cached"] is True
+        (docs / "tides.txt").write_text("Spring tides occur twice each lunar month, at new moon and at full moon.")
+        assert build(api, "tides", [str(docs)])[0]["state"] == "done"
+        third = api.call("POST", "/chat", ask)[2]
+        assert third["cached"] is False and "lunar month" in third["answer"]
