@@ -28,7 +28,7 @@ def create_index(app: App, req: Request) -> Response:
     data = req.json()
     name = require_str(data, "name", max_len=200).strip()
     description = optional_str(data, "description", "", max_len=2000)
-    metadata = data.get("metadata") or {}
+    metadata = {} if data.get("metadata") is None else data["metadata"]
     if not isinstance(metadata, dict):
         raise ApiError(400, "invalid_field", "'metadata' must be an object")
     index = app.store.create_index(name, description, {"status": "created", **metadata})
@@ -93,7 +93,6 @@ def store_uploads(app: App, req: Request, *, index_id: str | None = None,
     assert owner is not None
     stored = save_uploads(req.rfile, req.headers.get("Content-Type"), req.content_length,
                           app.config.uploads_dir, owner, app.config.max_upload_bytes)
-    req.consumed = True
     out: list[dict[str, Any]] = []
     for item in stored:
         doc = app.store.add_document(filename=item.filename, stored_path=item.stored_path, sha256=item.sha256,

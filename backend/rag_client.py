@@ -25,10 +25,12 @@ class RagClient:
         self.token = token
         self.timeout_s = timeout_s
         self.index_timeout_s = index_timeout_s
+        # The RAG API is local or on a private network: never send it through an HTTP proxy.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     # -- endpoints -------------------------------------------------------------
     def health(self) -> tuple[int, dict[str, Any]]:
-        return self._call("GET", "/health", timeout=5.0, accept_status=(200, 503))
+        return self._call("GET", "/health", timeout=2.0, accept_status=(200, 503))
 
     def models(self, request_id: str | None = None) -> dict[str, Any]:
         return self._call("GET", "/models", timeout=30.0, request_id=request_id)[1]
@@ -65,7 +67,7 @@ class RagClient:
         if request_id:
             req.add_header("X-Request-ID", request_id)
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
+            with self._opener.open(req, timeout=timeout) as resp:
                 return resp.status, _json(resp.read(), url)
         except urllib.error.HTTPError as exc:
             body = _json(exc.read(), url, strict=False)

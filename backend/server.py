@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from backend import routes
 from backend.app import App
-from backend.web import ApiError, Request, Response
+from backend.web import ApiError, BodyStream, Request, Response
 
 access_log = logging.getLogger("backend.access")
 log = logging.getLogger("backend.server")
@@ -30,6 +30,9 @@ log = logging.getLogger("backend.server")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _ALLOW_HEADERS = "Authorization, Content-Type, X-Request-ID"
 _EXPOSE_HEADERS = "X-Request-ID, Content-Disposition"
+#: An unread request body up to this size is read and dropped so the client sees the response
+#: (not a broken pipe); a bigger one closes the connection instead.
+DRAIN_LIMIT = 64 * 1024 * 1024
 
 
 class GatewayServer(ThreadingHTTPServer):
@@ -89,7 +92,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
         path = unquote(split.path)
         method = self.command
         route_label = "unmatched"
-        req: Request | None = None
+        body = BodyStream(self.rfile, self._length())
         app.metrics.started()
         try:
             route, params = routes.match(method, path)
@@ -97,7 +100,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
             if not route.public:
                 self._authorize(app)
             req = Request(method=method, path=path, query_string=split.query, headers=self.headers,
-                          request_id=rid, rfile=self.rfile, max_json_bytes=app.config.max_json_bytes, params=params)
+                          request_id=rid, rfile=body, max_json_bytes=app.config.max_json_bytes, params=params)
             resp = route.handler(app, req)
         except ApiError as err:
             resp = Response.error(err)
@@ -107,8 +110,8 @@ class GatewayHandler(BaseHTTPRequestHandler):
             log.exception("unhandled error in %s %s (request %s)", method, route_label, rid)
             resp = Response.error(ApiError(500, "internal_error", f"internal error; see the gateway log, "
                                                                   f"request id {rid}"))
-        if not self._body_done(req):
-            # The unread request body would be taken for the next request: close instead.
+        if self.headers.get("Transfer-Encoding") is not None or not body.drain(DRAIN_LIMIT):
+            # An unread request body would be taken for the next request: close instead.
             self.close_connection = True
             resp.headers["Connection"] = "close"
         sent = self._send(resp, rid, head_only=method == "HEAD")
@@ -135,10 +138,15 @@ class GatewayHandler(BaseHTTPRequestHandler):
         except ValueError:
             return 0
 
-    def _body_done(self, req: Request | None) -> bool:
-        if self._length() == 0 and self.headers.get("Transfer-Encoding") is None:
-            return True
-        return req is not None and req.consumed
+    def handle_expect_100(self) -> bool:
+        """`Expect: 100-continue`: refuse an oversized body before the client sends it."""
+        limit = max(self.server.app.config.max_upload_bytes, self.server.app.config.max_json_bytes)
+        if self._length() > limit:
+            err = ApiError(413, "body_too_large", f"request body is {self._length()} bytes; the limit is {limit}")
+            self.close_connection = True
+            self._send(Response.error(err), self._request_id())
+            return False
+        return super().handle_expect_100()
 
     def _request_id(self) -> str:
         given = self.headers.get("X-Request-ID", "")

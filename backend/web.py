@@ -9,6 +9,31 @@ from typing import Any, BinaryIO
 from urllib.parse import parse_qs
 
 
+class BodyStream:
+    """The request body: at most Content-Length bytes of the socket, counted, so the rest can be drained."""
+
+    def __init__(self, raw: BinaryIO, length: int) -> None:
+        self.raw, self.remaining = raw, max(0, length)
+
+    def read(self, n: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        want = self.remaining if n < 0 else min(n, self.remaining)
+        data = self.raw.read(want)
+        self.remaining -= len(data)
+        if not data:
+            self.remaining = 0
+        return data
+
+    def drain(self, limit: int) -> bool:
+        """Read and drop what the handler left unread, up to `limit` bytes; True when nothing is left."""
+        if self.remaining > limit:
+            return False
+        while self.remaining > 0 and self.read(256 * 1024):
+            pass
+        return self.remaining == 0
+
+
 class ApiError(Exception):
     """An error the client sees as `{"error": {"code", "message"}}` with `status`."""
 
@@ -36,10 +61,9 @@ class Request:
     query_string: str
     headers: Any  # http.client.HTTPMessage (case-insensitive .get)
     request_id: str
-    rfile: BinaryIO
+    rfile: BodyStream
     max_json_bytes: int
     params: dict[str, str] = field(default_factory=dict)
-    consumed: bool = False  # the body has been read to its end (else the connection must close)
     _body: bytes | None = None
 
     @property
@@ -72,7 +96,6 @@ class Request:
                 raise ApiError(413, "body_too_large",
                                f"request body is {length} bytes; the limit is {self.max_json_bytes}")
             self._body = self.rfile.read(length) if length else b""
-            self.consumed = True
         return self._body
 
     def json(self, *, required: bool = True) -> dict[str, Any]:
