@@ -22,6 +22,7 @@ from backend.web import ApiError, Request, Response, not_found
 MAX_MESSAGE_CHARS = 20_000
 _TURN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _STATUSES = ("complete", "error", "cancelled")
+_STORED_NAME_RE = re.compile(r"^([0-9a-f]{64})_(.+)$")
 #: Fields of the RAG API's answer kept in the assistant message's metadata.
 _ANSWER_META = ("answer_source", "citations", "source_documents", "token_usage", "timings_ms", "route", "backend",
                 "model", "validation", "confidence", "refusal_reason", "sub_queries", "warnings", "cached",
@@ -35,6 +36,25 @@ def _turn_id(data: dict[str, Any], *, required: bool) -> str:
     if not isinstance(value, str) or not _TURN_RE.match(value):
         raise ApiError(400, "invalid_field", "'turn_id' must be 1-128 characters of [A-Za-z0-9_-]")
     return value
+
+
+def display_names(payload: dict[str, Any]) -> dict[str, Any]:
+    """Citations and sources name the stored file (`<sha256>_<name>`); show the uploaded name instead."""
+    out = dict(payload)
+    for key in ("citations", "source_documents"):
+        items = payload.get(key)
+        if isinstance(items, list):
+            out[key] = [_display_name(item) for item in items]
+    return out
+
+
+def _display_name(item: Any) -> Any:
+    if not isinstance(item, dict) or not isinstance(item.get("document_name"), str):
+        return item
+    found = _STORED_NAME_RE.match(item["document_name"])
+    if found is None or found.group(1) != item.get("document_id"):
+        return item
+    return {**item, "document_name": found.group(2)}
 
 
 def post_message(app: App, req: Request) -> Response:
@@ -58,7 +78,7 @@ def post_message(app: App, req: Request) -> Response:
         raise ApiError(409, "turn_conflict", str(exc)) from exc
     payload: dict[str, Any] = {**options, "query": message, "session_id": sid, "turn_id": turn_id,
                                "indexes": index_ids if decision.route == "rag" else []}
-    result = app.rag.chat(payload, req.request_id)
+    result = display_names(app.rag.chat(payload, req.request_id))
     answer = result.get("answer")
     if not isinstance(answer, str):
         raise ApiError(502, "rag_api_error", "the RAG API's /chat response has no answer")
@@ -99,7 +119,7 @@ def save_turn(app: App, req: Request) -> Response:
         raise ApiError(400, "invalid_field", "'error' must be null or an object")
     if app.store.get_session(sid) is None:
         raise not_found("session", sid)
-    meta = {k: data[k] for k in _ANSWER_META if data.get(k) is not None}
+    meta = {k: v for k, v in display_names(data).items() if k in _ANSWER_META and v is not None}
     meta.update(status=status, error=error, saved_by="rag_api")
     content = answer or _placeholder(status, error)
     try:
