@@ -10,7 +10,7 @@ from backend.app import App
 from backend.handlers_indexes import start_build, store_uploads
 from backend.store import DEFAULT_TITLE
 from backend.uploads import is_within
-from backend.web import ApiError, Request, Response, not_found, optional_str, require_str
+from backend.web import Request, Response, not_found, optional_str, require_str
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ def models(app: App, req: Request) -> Response:
     """The RAG API's `/models`, plus localGPT's `generation_models` / `embedding_models` lists."""
     data = app.rag.models(req.request_id)
     backends = [b for b in data.get("backends", []) if isinstance(b, dict)]
-    generation = sorted({str(b.get("model") or b.get("name")) for b in backends if b.get("available")})
+    generation = sorted({_label(b) for b in backends if b.get("available")})
     embedding = [data["embedder"]] if data.get("embedder") else []
     return Response.json({**data, "generation_models": generation, "embedding_models": embedding})
 
@@ -34,3 +34,9 @@ def models(app: App, req: Request) -> Response:
 def metrics(app: App, req: Request) -> Response:
     text = app.metrics.render(app.store.stats())
     return Response(200, text.encode("utf-8"), content_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _label(backend: dict[str, Any]) -> str:
+    """A backend's model name, or the backend's own name when it has no model (extractive)."""
+    model = backend.get("model")
+    return str(model) if model and model != "none" else str(backend.get("name"))

@@ -246,3 +246,35 @@ def test_twenty_sessions_chat_while_a_build_runs(stack: Stack, tmp_path: Path) -
         time.sleep(0.5)
         job = gw.get(f"/indexes/{busy}/jobs/{job_id}").json
     assert job["state"] == "done", job
+
+
+def test_health_and_models_through_the_gateway(stack: Stack) -> None:
+    health = stack.gw.get("/health").json
+    assert health["status"] == "ok" and health["rag_api"]["reachable"] is True
+    assert "llm" in health["rag_api"]["components"]
+    models = stack.gw.get("/models")
+    assert models.status == 200, models.body
+    assert models.json["default"] == "extractive" and "extractive" in models.json["generation_models"]
+    assert models.json["embedding_models"]
+
+
+def test_session_uploads_become_a_linked_index(stack: Stack) -> None:
+    gw = stack.gw
+    sid = gw.post("/sessions", {"title": "Harbour questions"}).json["session_id"]
+    assert gw.upload(f"/sessions/{sid}/upload", [("harbour.txt", TXT_TEXT.encode())]).status == 200
+    started = gw.post(f"/sessions/{sid}/index")
+    assert started.status == 202, started.body
+    iid, job_id = started.json["index_id"], started.json["job_id"]
+    assert [i["id"] for i in gw.get(f"/sessions/{sid}/indexes").json["indexes"]] == [iid]
+    deadline = time.monotonic() + 300
+    job = gw.get(f"/indexes/{iid}/jobs/{job_id}").json
+    while job["state"] not in ("done", "failed") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        job = gw.get(f"/indexes/{iid}/jobs/{job_id}").json
+    assert job["state"] == "done", job
+    docs = gw.get(f"/sessions/{sid}/documents").json
+    assert docs["files"] == ["harbour.txt"] and docs["documents"][0]["index_id"] == iid
+    answer = gw.post(f"/sessions/{sid}/messages", {"message": "When is the highest tide in the quillwort harbour?"})
+    assert answer.status == 200 and answer.json["used_rag"] is True, answer.body
+    assert [c["document_name"] for c in answer.json["citations"]][:1] == ["harbour.txt"]
+    assert gw.delete(f"/indexes/{iid}").status == 200
