@@ -199,6 +199,9 @@ def test_twenty_sessions_chat_while_a_build_runs(stack: Stack, tmp_path: Path) -
     gw.upload(f"/indexes/{ready}/upload", [("turbine.md", MD_TEXT.encode()), ("harbour.txt", TXT_TEXT.encode())])
     assert build_and_wait(gw, ready)[0]["state"] == "done"
 
+    sessions = [gw.post("/sessions", {"title": f"s{n}"}).json["session_id"] for n in range(20)]
+    for sid in sessions:
+        gw.post(f"/sessions/{sid}/indexes/{ready}")
     busy = gw.post("/indexes", {"name": "busy"}).json["index_id"]
     files = [(f"report-{n}.txt", (f"Report {n}. " + " ".join(f"The widget batch {n}-{k} passed inspection "
                                                                f"number {k * n}." for k in range(300))).encode())
@@ -209,9 +212,6 @@ def test_twenty_sessions_chat_while_a_build_runs(stack: Stack, tmp_path: Path) -
     assert build.status == 202
     job_id = build.json["job_id"]
 
-    sessions = [gw.post("/sessions", {"title": f"s{n}"}).json["session_id"] for n in range(20)]
-    for sid in sessions:
-        gw.post(f"/sessions/{sid}/indexes/{ready}")
     questions = ["hello", "How many kilowatts does the zephyr turbine produce?",
                  "When is the highest tide in the quillwort harbour?", "thanks"]
     failures: list[str] = []
