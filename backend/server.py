@@ -9,6 +9,7 @@ Message text never reaches the log at INFO: the access line has the path
 
 from __future__ import annotations
 
+import email.message
 import hmac
 import json
 import logging
@@ -16,6 +17,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -137,6 +139,16 @@ class GatewayHandler(BaseHTTPRequestHandler):
             return max(0, int(self.headers.get("Content-Length", "0")))
         except ValueError:
             return 0
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol-level errors (bad request line, unsupported method, huge headers) as JSON too."""
+        self.close_connection = True
+        if not hasattr(self, "headers"):
+            self.headers = email.message.Message()  # the request line was too broken to read headers
+        text = message or HTTPStatus(code).phrase
+        code_name = {400: "bad_request", 414: "uri_too_long", 431: "headers_too_large",
+                     501: "method_not_implemented"}.get(code, f"http_{code}")
+        self._send(Response.error(ApiError(code, code_name, text)), self._request_id())
 
     def handle_expect_100(self) -> bool:
         """`Expect: 100-continue`: refuse an oversized body before the client sends it."""

@@ -320,3 +320,20 @@ def test_slow_rag_api_is_504(tmp_path: Path) -> None:
     finally:
         gw.stop()
         sink.close()
+
+
+def test_protocol_errors_are_json(gateway: GatewayProcess) -> None:
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
+        sock.sendall(b"BREW /sessions HTTP/1.1\r\nHost: x\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 501") and json.loads(body)["error"]["code"] == "method_not_implemented"
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
+        sock.sendall(b"garbage\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    # A request line without a version is HTTP/0.9 to the stdlib: the body comes without a status line.
+    assert b'{"error": {"code": "bad_request"' in data
