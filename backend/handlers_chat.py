@@ -76,6 +76,10 @@ def post_message(app: App, req: Request) -> Response:
         user = app.store.add_user_message(sid, turn_id, message, {"options": options, "gate": decision.reason})
     except TurnConflictError as exc:
         raise ApiError(409, "turn_conflict", str(exc)) from exc
+    done = app.store.get_turn(turn_id).get("assistant")
+    if done is not None:  # a retried request for a turn that is already answered: answer it again, once
+        return _reply(app, sid, turn_id, done["content"], done["metadata"], decision, user, done,
+                      {k: done["metadata"].get(k) for k in _ANSWER_META if k in done["metadata"]})
     payload: dict[str, Any] = {**options, "query": message, "session_id": sid, "turn_id": turn_id,
                                "indexes": index_ids if decision.route == "rag" else []}
     result = display_names(app.rag.chat(payload, req.request_id))
@@ -88,11 +92,16 @@ def post_message(app: App, req: Request) -> Response:
         _, (user, bot) = app.store.save_turn(sid, turn_id, message, answer, meta)
     except TurnConflictError as exc:
         raise ApiError(409, "turn_conflict", str(exc)) from exc
+    return _reply(app, sid, turn_id, answer, meta, decision, user, bot, result)
+
+
+def _reply(app: App, sid: str, turn_id: str, answer: str, meta: dict[str, Any], decision: Any,
+           user: dict[str, Any], bot: dict[str, Any], result: dict[str, Any]) -> Response:
     return Response.json({
         "response": answer, "session": app.store.get_session(sid), "turn_id": turn_id,
-        "source_documents": result.get("source_documents", []), "citations": result.get("citations", []),
-        "answer_source": result.get("answer_source"), "used_rag": decision.route == "rag",
-        "route": result.get("route", decision.route), "gate": {"route": decision.route, "reason": decision.reason},
+        "source_documents": meta.get("source_documents", []), "citations": meta.get("citations", []),
+        "answer_source": meta.get("answer_source"), "used_rag": decision.route == "rag",
+        "route": meta.get("route", decision.route), "gate": {"route": decision.route, "reason": decision.reason},
         "user_message_id": user["id"], "ai_message_id": bot["id"], "message": bot, "result": result})
 
 

@@ -52,6 +52,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
     server: GatewayServer
     server_version = "DocentGateway/0.1"
     protocol_version = "HTTP/1.1"
+    timeout = 120  # seconds a socket read may stall before the connection is dropped
 
     def do_GET(self) -> None:  # noqa: N802 (stdlib naming)
         self._dispatch()
@@ -112,7 +113,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
             log.exception("unhandled error in %s %s (request %s)", method, route_label, rid)
             resp = Response.error(ApiError(500, "internal_error", f"internal error; see the gateway log, "
                                                                   f"request id {rid}"))
-        if self.headers.get("Transfer-Encoding") is not None or not body.drain(DRAIN_LIMIT):
+        if self.headers.get("Transfer-Encoding") is not None or not _drained(body):
             # An unread request body would be taken for the next request: close instead.
             self.close_connection = True
             resp.headers["Connection"] = "close"
@@ -207,6 +208,13 @@ class GatewayHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         """The stdlib's per-request stderr line is replaced by the JSON access log."""
         log.debug(format, *args)
+
+
+def _drained(body: BodyStream) -> bool:
+    try:
+        return body.drain(DRAIN_LIMIT)
+    except OSError:  # the client is gone or stalled
+        return False
 
 
 def serve(app: App, host: str, port: int) -> GatewayServer:

@@ -138,6 +138,12 @@ class Store:
             rows = c.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
         return [_message(r) for r in rows]
 
+    def get_turn(self, turn_id: str) -> dict[str, dict[str, Any]]:
+        """The stored messages of one turn, by sender."""
+        with self._conn() as c:
+            rows = c.execute("SELECT * FROM messages WHERE turn_id = ?", (turn_id,)).fetchall()
+        return {r["sender"]: _message(r) for r in rows}
+
     def add_user_message(self, session_id: str, turn_id: str, content: str,
                          metadata: dict[str, Any] | None = None) -> dict[str, Any]:
         """Store the question of a turn now (idempotent); the answer follows with `save_turn`."""

@@ -337,3 +337,15 @@ def test_protocol_errors_are_json(gateway: GatewayProcess) -> None:
             data += chunk
     # A request line without a version is HTTP/0.9 to the stdlib: the body comes without a status line.
     assert b'{"error": {"code": "bad_request"' in data
+
+
+def test_a_retried_message_with_an_answered_turn_id_is_not_asked_again(client: Client) -> None:
+    sid = new_session(client)
+    turn = {"turn_id": "retry-turn-1", "question": "what is the budget?", "answer": "12 million [1]",
+            "citations": [{"n": 1, "document_name": "b.pdf"}], "status": "complete", "answer_source": "extractive"}
+    assert client.post(f"/sessions/{sid}/messages/save", turn).status == 201
+    # The RAG API is down here, so a 200 proves the stored answer was returned without asking it again.
+    reply = client.post(f"/sessions/{sid}/messages", {"message": "what is the budget?", "turnId": "retry-turn-1"})
+    assert reply.status == 200, reply.body
+    assert reply.json["response"] == "12 million [1]" and reply.json["citations"][0]["document_name"] == "b.pdf"
+    assert len(client.get(f"/sessions/{sid}").json["messages"]) == 2
