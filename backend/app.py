@@ -32,4 +32,5 @@ class App:
         )
 
     def close(self) -> None:
+        self.pages.close()
         self.store.close()
