@@ -15,6 +15,8 @@ from pathlib import Path
 
 from rag_system.answer_cli import add_commands as add_answer_commands
 from rag_system.answer_cli import run_ask, run_chat
+from rag_system.api.main import add_command as add_api_command
+from rag_system.api.main import run_api
 from rag_system.config import ConfigError, load_settings
 from rag_system.indexing.events import BuildEvent
 from rag_system.progress import ProgressReporter
@@ -45,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="run the rerank/select stage (needs RERANKER_MODEL)")
     ret.add_argument("--json", action="store_true", help="print the result as JSON")
     add_answer_commands(sub)
+    add_api_command(sub)
     return parser
 
 
@@ -65,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_chat(args, settings)
     if args.command == "ask":
         return run_ask(args, settings)
+    if args.command == "api":
+        return run_api(args, settings)
     return EXIT_USAGE  # argparse rejects unknown commands before this
 
 

@@ -96,6 +96,16 @@ class Settings:
     answer_repair: bool = field(default=True, metadata=_env("ANSWER_REPAIR"))
     extractive_sentences: int = field(default=3, metadata=_env("EXTRACTIVE_SENTENCES"))
     refusal_min_coverage: float = field(default=0.5, metadata=_env("REFUSAL_MIN_COVERAGE"))
+    # RAG API service (rag_system/api/, Documentation/api.md).
+    api_host: str = field(default="127.0.0.1", metadata=_env("RAG_API_HOST"))
+    api_port: int = field(default=8001, metadata=_env("RAG_API_PORT"))
+    api_token: str = field(default="", metadata=_env("DOCENT_API_TOKEN"))
+    cors_origins: str = field(default="http://localhost:3000,http://127.0.0.1:3000",
+                              metadata=_env("DOCENT_CORS_ORIGINS"))
+    gateway_url: str = field(default="http://127.0.0.1:8000", metadata=_env("DOCENT_GATEWAY_URL"))
+    max_body_bytes: int = field(default=1024 * 1024, metadata=_env("DOCENT_MAX_BODY_BYTES"))
+    sse_heartbeat_s: float = field(default=15.0, metadata=_env("DOCENT_SSE_HEARTBEAT_S"))
+    llm_preload: bool = field(default=True, metadata=_env("LLM_PRELOAD"))
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a new validated `Settings`; unknown names are a `ConfigError`."""
@@ -199,6 +209,10 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"LLM_BACKEND must be one of {', '.join(_BACKENDS)}, got {settings.llm_backend!r}")
     if not 0.0 <= settings.refusal_min_coverage <= 1.0:
         raise ConfigError(f"REFUSAL_MIN_COVERAGE must be in [0, 1], got {settings.refusal_min_coverage}")
+    if not 0 <= settings.api_port <= 65535:
+        raise ConfigError(f"RAG_API_PORT must be 0-65535, got {settings.api_port}")
+    if settings.max_body_bytes <= 0 or settings.sse_heartbeat_s <= 0:
+        raise ConfigError("DOCENT_MAX_BODY_BYTES and DOCENT_SSE_HEARTBEAT_S must be > 0")
     if settings.retrieval_mode not in _MODES:
         raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(_MODES)}, got {settings.retrieval_mode!r}")
     return settings

@@ -1,0 +1,142 @@
+"""The service container: every long-lived object of the RAG API, built once.
+
+Models load when the service is built (the embedder now; the chosen embedded
+LLM in the background when `LLM_PRELOAD` is on; the reranker on first use),
+never at import. Handlers only read from here; everything that varies per
+request is built per request (`QueryPipeline.request`), so no request can
+change another's options.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from rag_system.agent.pipeline import QueryPipeline
+from rag_system.api.gateway_client import TurnSaver
+from rag_system.api.jobs import JobQueue
+from rag_system.api.metrics import GaugeRows, Metrics
+from rag_system.api.paths import AllowedRoots
+from rag_system.config import Settings
+from rag_system.generation.registry import BackendRegistry
+from rag_system.indexing.embedder import Embedder, shared_embedder
+from rag_system.indexing.store import ChunkTable, connect, list_indexes
+from rag_system.retrieval.engine import RetrievalEngine
+
+log = logging.getLogger(__name__)
+
+INDEX_SIZES_TTL_S = 15.0
+
+
+class Service:
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+        t0 = time.perf_counter()
+        self.settings = settings
+        self.started = time.time()
+        self.embedder = embedder or shared_embedder(settings)
+        self.db = connect(settings.resolved_lancedb_uri, read_consistency_s=0)
+        self.engine = RetrievalEngine(settings, self.embedder, db=self.db)
+        self.registry = BackendRegistry(settings)
+        self.pipeline = QueryPipeline(settings, self.engine, self.registry)
+        self.roots = AllowedRoots.from_settings(settings)
+        self.metrics = Metrics()
+        self.saver = TurnSaver(settings.gateway_url, settings.api_token)
+        self.jobs = JobQueue(settings, self.embedder, self.roots, on_changed=self.index_changed)
+        self.cors_origins = frozenset(o.strip().rstrip("/") for o in settings.cors_origins.split(",") if o.strip())
+        self.llm_loading: dict[str, Any] = {"state": "not requested"}
+        self._sizes: tuple[float, list[tuple[str, int]]] = (0.0, [])
+        self._sizes_lock = threading.Lock()
+        self._register_gauges()
+        log.info("RAG API service built in %.1f s (store %s)", time.perf_counter() - t0,
+                 settings.resolved_lancedb_uri)
+
+    # -- life cycle -------------------------------------------------------------
+    def start(self) -> None:
+        self.jobs.start()
+        self.saver.start()
+        if self.settings.llm_preload:
+            threading.Thread(target=self._preload_llm, name="docent-llm-preload", daemon=True).start()
+
+    def close(self) -> None:
+        self.jobs.stop()
+        self.saver.wait_idle(5.0)
+        self.saver.stop()
+
+    def _preload_llm(self) -> None:
+        try:
+            backend = self.registry.chain()[0]
+            load = getattr(backend, "load", None)
+            if load is None:
+                self.llm_loading = {"state": "nothing to load", "backend": backend.name}
+                return
+            self.llm_loading = {"state": "loading", "backend": backend.name}
+            load()
+            self.llm_loading = {"state": "loaded", "backend": backend.name}
+        except Exception as exc:  # the answer path reports the same failure per request
+            log.warning("LLM preload failed: %s", exc)
+            self.llm_loading = {"state": "failed", "error": str(exc)}
+
+    # -- shared state changes ------------------------------------------------------
+    def index_changed(self, index: str) -> None:
+        """After a build or delete: forget table handles and cached answers for `index`."""
+        self.engine.forget(index)
+        self.pipeline.cache.invalidate_index(index)
+        with self._sizes_lock:
+            self._sizes = (0.0, [])
+
+    # -- read-only views -----------------------------------------------------------
+    def index_sizes(self) -> list[tuple[str, int]]:
+        """(index, chunk count) for every index; cached briefly, since counting opens tables."""
+        with self._sizes_lock:
+            at, sizes = self._sizes
+            if time.monotonic() - at < INDEX_SIZES_TTL_S and at:
+                return sizes
+        out: list[tuple[str, int]] = []
+        for name in list_indexes(self.db):
+            try:
+                out.append((name, ChunkTable.open(self.db, name).count()))
+            except Exception:  # a table dropped meanwhile
+                continue
+        with self._sizes_lock:
+            self._sizes = (time.monotonic(), out)
+        return out
+
+    def store_status(self) -> dict[str, Any]:
+        try:
+            names = list_indexes(self.db)
+        except Exception as exc:
+            return {"ok": False, "uri": self.settings.resolved_lancedb_uri, "error": f"{type(exc).__name__}: {exc}"}
+        return {"ok": True, "uri": self.settings.resolved_lancedb_uri, "indexes": len(names)}
+
+    def reranker_status(self) -> dict[str, Any]:
+        loaded = getattr(self.engine, "_reranker", None)
+        if loaded is not None:
+            return loaded[1].to_json()
+        spec = self.settings.reranker_model
+        return {"configured": spec, "loaded": False, "kind": "none" if not spec else "pending", "error": None,
+                "detail": "disabled (RERANKER_MODEL is empty)" if not spec else "loads on first use"}
+
+    def _register_gauges(self) -> None:
+        def jobs() -> GaugeRows:
+            live = self.jobs.counts()
+            rows = [({"state": s}, float(n)) for s, n in live.items()]
+            rows += [({"state": s}, float(n)) for s, n in self.jobs.finished_counts.items()]
+            return rows
+
+        def sizes() -> GaugeRows:
+            return [({"index": name}, float(n)) for name, n in self.index_sizes()]
+
+        def turns() -> GaugeRows:
+            st = self.saver.stats
+            return [({"result": "saved"}, st.saved), ({"result": "failed"}, st.failed),
+                    ({"result": "dropped"}, st.dropped), ({"result": "retried"}, st.retries)]
+
+        self.metrics.gauge("docent_rag_index_jobs", "gauge",
+                           "Index jobs by state (queued/running now; done/failed/cancelled since start).", jobs)
+        self.metrics.gauge("docent_rag_index_chunks", "gauge", "Chunks stored per index.", sizes)
+        self.metrics.gauge("docent_rag_turns_saved_total", "counter",
+                           "Chat turns posted to the gateway, by result.", turns)
+        self.metrics.gauge("docent_rag_uptime_seconds", "gauge", "Seconds since the service started.",
+                           lambda: [({}, round(time.time() - self.started, 1))])

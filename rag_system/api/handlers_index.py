@@ -1,0 +1,80 @@
+"""`/index`, `/index/jobs/...`, `/indexes/...`: index writes go through the job queue."""
+
+from __future__ import annotations
+
+import time
+
+from rag_system.api.errors import ApiError, not_found
+from rag_system.api.jobs import Job
+from rag_system.api.messages import Request, Response, Stream
+from rag_system.api.options import index_name, parse_index
+from rag_system.api.paths import checked_paths
+from rag_system.api.sse import SSEStream
+
+#: How long `DELETE /indexes/<name>` waits for the writer before answering 202.
+DELETE_WAIT_S = 120.0
+EVENTS_POLL_S = 1.0
+
+
+def start_job(request: Request) -> Response:
+    spec = parse_index(request.json())
+    paths = checked_paths(request.service.roots, spec.paths)
+    job = request.service.jobs.submit_build(spec.index, paths)
+    return Response(202, {"job_id": job.job_id, "index": job.index, "state": job.state},
+                    headers={"Location": f"/index/jobs/{job.job_id}"})
+
+
+def _job(request: Request) -> Job:
+    job = request.service.jobs.get(request.params["job_id"])
+    if job is None:
+        raise not_found(f"no index job {request.params['job_id']!r} (finished jobs are kept for a while only)",
+                        "job_not_found")
+    return job
+
+
+def job_status(request: Request) -> Response:
+    return Response(200, _job(request).to_json())
+
+
+def cancel_job(request: Request) -> Response:
+    job = _job(request)
+    request.service.jobs.cancel(job.job_id)
+    return Response(200, job.to_json())
+
+
+def job_events(request: Request) -> Stream:
+    job = _job(request)
+
+    def run(sse: SSEStream) -> None:
+        cursor = 0
+        while not sse.cancel.is_set():
+            events, finished = job.wait_events(cursor, EVENTS_POLL_S)
+            for event in events:
+                if not sse.send(str(event.get("type", "event")), event):
+                    return
+            cursor += len(events)
+            if finished and not events:
+                return
+
+    return Stream(run)
+
+
+def list_all(request: Request) -> Response:
+    sizes = request.service.index_sizes()
+    return Response(200, {"indexes": [{"name": name, "chunks": n} for name, n in sizes]})
+
+
+def delete_index(request: Request) -> Response:
+    name = index_name(request.params["name"], "name")
+    job = request.service.jobs.submit_delete(name)
+    deadline = time.monotonic() + DELETE_WAIT_S
+    while not job.finished and time.monotonic() < deadline:
+        job.wait_events(len(job.events), 1.0)
+    if not job.finished:
+        return Response(202, {"deleted": False, "job_id": job.job_id, "state": job.state,
+                              "message": "the deletion is queued behind a running job; follow the job"})
+    if job.state != "done":
+        raise ApiError(500, "delete_failed", job.error or "the deletion failed")
+    if not job.result.get("deleted"):
+        raise not_found(f"index {name!r} does not exist", "index_not_found")
+    return Response(200, {"deleted": True, "index": name, "job_id": job.job_id})

@@ -1,0 +1,260 @@
+"""The single writer of LanceDB: one thread runs index jobs one at a time (DESIGN §1).
+
+Builds and deletions are queued and executed in order by one thread, so two
+writers never touch a table at once, while reads go on concurrently (LanceDB
+readers see the last committed version). Each job keeps an in-memory record
+(bounded: the oldest finished jobs are forgotten) with per-file progress
+folded from the builder's `BuildEvent`s, and the event list itself, which an
+SSE follower replays from the start and then follows live. After every job
+the `on_changed(index)` callback drops cached table handles and cached
+answers for that index.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rag_system.api.paths import AllowedRoots, PathNotAllowedError
+from rag_system.config import Settings
+from rag_system.indexing.builder import BuildCancelled, build_index
+from rag_system.indexing.embedder import Embedder
+from rag_system.indexing.events import BuildEvent
+from rag_system.indexing.manifest import manifest_table_name
+from rag_system.indexing.store import connect, table_exists, table_name
+
+log = logging.getLogger(__name__)
+
+MAX_JOBS_KEPT = 200
+MAX_EVENTS_PER_JOB = 20000
+FINISHED = ("done", "failed", "cancelled")
+_FILE_STATES = {"file_started": "running", "file_converted": "converting", "file_chunked": "chunked",
+                "file_embedded": "embedded", "file_written": "done", "file_unchanged": "unchanged",
+                "file_failed": "failed", "file_duplicate": "duplicate", "file_removed": "removed"}
+_FILE_DONE = ("file_written", "file_unchanged", "file_failed", "file_duplicate")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class Job:
+    kind: str  # build | delete
+    index: str
+    paths: tuple[str, ...] = ()
+    job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    state: str = "queued"
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    done: int = 0
+    total: int = 0
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+    created_at: str = field(default_factory=_now)
+    started_at: str | None = None
+    finished_at: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    events_dropped: int = 0
+    cancel: threading.Event = field(default_factory=threading.Event)
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+    def to_json(self) -> dict[str, Any]:
+        with self.changed:
+            return {"job_id": self.job_id, "kind": self.kind, "index": self.index, "state": self.state,
+                    "files": [dict(f) for f in self.files.values()],
+                    "progress": {"done": self.done, "total": self.total},
+                    "summary": self.summary, "error": self.error, "created_at": self.created_at,
+                    "started_at": self.started_at, "finished_at": self.finished_at}
+
+    # -- progress ------------------------------------------------------------
+    def handle(self, event: BuildEvent) -> None:
+        """The builder's event sink (called from its worker threads)."""
+        with self.changed:
+            self._fold(event)
+            self._append(event.to_json())
+
+    def _fold(self, event: BuildEvent) -> None:
+        if event.type == "build_started":
+            self.total = int(event.data.get("to_process", 0)) + int(event.data.get("unchanged", 0))
+        if event.path is None or event.type not in _FILE_STATES:
+            return
+        record = self.files.setdefault(event.path, {"path": event.path, "state": "queued", "chunks": None,
+                                                   "error": None})
+        record["state"] = _FILE_STATES[event.type]
+        if "chunks" in event.data:
+            record["chunks"] = event.data["chunks"]
+        if event.type == "file_failed":
+            record["error"] = event.data.get("reason") or "unknown error"
+        if event.type == "file_duplicate":
+            record["same_content_as"] = event.data.get("same_content_as")
+            self.total += 1
+        if event.type in _FILE_DONE:
+            self.done += 1
+
+    def _append(self, payload: dict[str, Any]) -> None:
+        if len(self.events) < MAX_EVENTS_PER_JOB:
+            self.events.append(payload)
+        else:
+            self.events_dropped += 1
+        self.changed.notify_all()
+
+    def finish(self, state: str, error: str | None = None, summary: dict[str, Any] | None = None) -> None:
+        with self.changed:
+            self.state, self.error, self.summary = state, error, summary
+            self.finished_at = _now()
+            terminal: dict[str, Any] = {"type": "done" if state == "done" else "failed", "job_id": self.job_id,
+                                        "index": self.index, "state": state}
+            if summary is not None:
+                terminal["summary"] = summary
+            if error is not None:
+                terminal["error"] = error
+            self.events.append(terminal)  # always kept, even past the cap
+            self.changed.notify_all()
+
+    def wait_events(self, cursor: int, timeout: float) -> tuple[list[dict[str, Any]], bool]:
+        """Events after `cursor` (waiting up to `timeout` for some), and whether the job is over."""
+        with self.changed:
+            if cursor >= len(self.events) and not self.finished:
+                self.changed.wait(timeout)
+            return list(self.events[cursor:]), self.finished
+
+
+class JobQueue:
+    def __init__(self, settings: Settings, embedder: Embedder, roots: AllowedRoots,
+                 on_changed: Callable[[str], None] = lambda index: None) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.roots = roots
+        self.on_changed = on_changed
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[Job | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="docent-index-writer", daemon=True)
+        self.finished_counts = {"done": 0, "failed": 0, "cancelled": 0}
+
+    # -- API -------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with self._lock:
+            for job in self._jobs.values():
+                job.cancel.set()
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def submit_build(self, index: str, paths: list[Path]) -> Job:
+        return self._submit(Job("build", index, tuple(str(p) for p in paths)))
+
+    def submit_delete(self, index: str) -> Job:
+        """Queue a deletion; queued or running builds of that index are cancelled first."""
+        with self._lock:
+            for job in self._jobs.values():
+                if job.index == index and job.kind == "build" and not job.finished:
+                    job.cancel.set()
+        return self._submit(Job("delete", index))
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def cancel(self, job_id: str) -> Job | None:
+        job = self.get(job_id)
+        if job is not None and not job.finished:
+            job.cancel.set()
+        return job
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            states = [j.state for j in self._jobs.values()]
+        return {"queued": states.count("queued"), "running": states.count("running")}
+
+    # -- the writer thread ------------------------------------------------------
+    def _submit(self, job: Job) -> Job:
+        with self._lock:
+            self._jobs[job.job_id] = job
+            self._forget_old()
+        self._queue.put(job)
+        log.info("job %s queued: %s index %s", job.job_id, job.kind, job.index)
+        return job
+
+    def _forget_old(self) -> None:
+        while len(self._jobs) > MAX_JOBS_KEPT:
+            old = next((k for k, j in self._jobs.items() if j.finished), None)
+            if old is None:
+                return
+            del self._jobs[old]
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            try:
+                self._execute(job)
+            except Exception as exc:  # a bug: record it, keep the writer alive
+                log.exception("job %s crashed", job.job_id)
+                job.finish("failed", f"internal error ({type(exc).__name__})")
+            with self._lock:
+                self.finished_counts[job.state] = self.finished_counts.get(job.state, 0) + 1
+            try:
+                self.on_changed(job.index)
+            except Exception:
+                log.exception("cache invalidation after job %s failed", job.job_id)
+
+    def _execute(self, job: Job) -> None:
+        if job.cancel.is_set():
+            job.finish("cancelled", "cancelled before it started")
+            return
+        with job.changed:
+            job.state, job.started_at = "running", _now()
+        t0 = time.perf_counter()
+        if job.kind == "delete":
+            deleted = self._drop(job.index)
+            job.result = {"deleted": deleted}
+            job.finish("done", None if deleted else f"index {job.index!r} does not exist",
+                       {"deleted": deleted})
+        else:
+            self._build(job)
+        log.info("job %s %s: %s index %s in %.1f s", job.job_id, job.state, job.kind, job.index,
+                 time.perf_counter() - t0)
+
+    def _build(self, job: Job) -> None:
+        try:
+            paths = self.roots.resolve_all(list(job.paths))  # again: the tree may have changed since
+            summary = build_index(paths, job.index, self.settings, embedder=self.embedder,
+                                  on_event=job.handle, cancel=job.cancel)
+        except BuildCancelled as exc:
+            job.finish("cancelled", str(exc))
+        except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:
+            log.warning("job %s failed: %s", job.job_id, exc)
+            job.finish("failed", str(exc))
+        else:
+            job.finish("done", None, summary.to_json())
+
+    def _drop(self, index: str) -> bool:
+        db = connect(self.settings.resolved_lancedb_uri)
+        name = table_name(index)
+        existed = table_exists(db, name)
+        for table in (name, manifest_table_name(index)):
+            if table_exists(db, table):
+                db.drop_table(table)
+        return existed

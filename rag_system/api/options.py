@@ -1,0 +1,223 @@
+"""Request bodies -> per-request options, normalised once (DESIGN §1, §9).
+
+Clients of the product we replace send its option names, in snake_case or
+camelCase (`rerankerTopK` == `reranker_top_k`; when both spellings are
+present the snake_case one wins). This module maps them, once, onto the
+pipeline's own names and checks every type, so handlers never see raw
+bodies and a bad value is a 400 that names the field. Unknown keys are
+ignored (old clients send options we do not have, e.g. `provence_prune`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_system.api.errors import bad_request
+from rag_system.generation.registry import AUTO_ORDER
+from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
+from rag_system.retrieval.filters import FilterError, compile_filters
+from rag_system.retrieval.types import MODES
+
+MAX_QUERY_CHARS = 8000
+MAX_INDEXES = 16
+MAX_PATHS = 10000
+BACKENDS = ("auto", *AUTO_ORDER)
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+LEGACY_TABLE_PREFIX = "text_pages_"  # localGPT's table names for an index id
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    query: str
+    indexes: tuple[str, ...]
+    session_id: str | None = None
+    turn_id: str | None = None
+    pipeline: dict[str, Any] = field(default_factory=dict)  # keyword arguments of QueryPipeline.request
+
+
+@dataclass(frozen=True)
+class RetrieveOptions:
+    query: str
+    index: str
+    retrieval: dict[str, Any] = field(default_factory=dict)  # keyword arguments of RetrievalEngine.options
+
+
+@dataclass(frozen=True)
+class IndexRequest:
+    index: str
+    paths: tuple[str, ...]
+
+
+def snake(key: str) -> str:
+    return _CAMEL.sub(lambda m: "_" + m.group(1).lower(), key)
+
+
+def normalise_keys(body: Any) -> dict[str, Any]:
+    """One canonical snake_case key per option; explicit snake_case beats camelCase."""
+    if not isinstance(body, Mapping):
+        raise bad_request("the request body must be a JSON object", "invalid_body")
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        if not isinstance(key, str):
+            continue
+        canonical = snake(key)
+        if canonical in out and key != canonical:
+            continue  # the snake_case spelling was already seen and wins
+        out[canonical] = value
+    return out
+
+
+# -- typed field readers ------------------------------------------------------
+
+def _str(body: dict[str, Any], key: str, *, max_len: int = 200, pattern: re.Pattern[str] | None = None) -> str | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise bad_request(f"{key} must be a non-empty string", "invalid_option")
+    if len(value) > max_len:
+        raise bad_request(f"{key} is longer than {max_len} characters", "invalid_option")
+    if pattern is not None and not pattern.match(value):
+        raise bad_request(f"{key} has characters that are not allowed (use letters, digits, '_', '-', '.', ':')",
+                          "invalid_option")
+    return value
+
+
+def _bool(body: dict[str, Any], key: str) -> bool | None:
+    value = body.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise bad_request(f"{key} must be true or false, got {type(value).__name__}", "invalid_option")
+
+
+def _int(body: dict[str, Any], key: str, low: int, high: int) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad_request(f"{key} must be an integer, got {type(value).__name__}", "invalid_option")
+    if not low <= value <= high:
+        raise bad_request(f"{key} must be between {low} and {high}, got {value}", "invalid_option")
+    return value
+
+
+def _query(body: dict[str, Any]) -> str:
+    value = body.get("query")
+    if value is None:
+        raise bad_request("query is required", "missing_query")
+    if not isinstance(value, str) or not value.strip():
+        raise bad_request("query must be a non-empty string", "invalid_option")
+    if len(value) > MAX_QUERY_CHARS:
+        raise bad_request(f"query is longer than {MAX_QUERY_CHARS} characters", "invalid_option")
+    return value
+
+
+def index_name(value: Any, key: str = "index") -> str:
+    if not isinstance(value, str):
+        raise bad_request(f"{key} must be a string", "invalid_index_name")
+    if value.startswith(LEGACY_TABLE_PREFIX):
+        value = value[len(LEGACY_TABLE_PREFIX):]
+    try:
+        return validate_index_name(value)
+    except InvalidIndexNameError as exc:
+        raise bad_request(str(exc), "invalid_index_name") from exc
+
+
+def _indexes(body: dict[str, Any]) -> tuple[str, ...]:
+    names: list[str] = []
+    for key in ("table_name", "index"):
+        if body.get(key) is not None:
+            names.append(index_name(body[key], key))
+    many = body.get("indexes")
+    if many is not None:
+        if not isinstance(many, list):
+            raise bad_request("indexes must be a list of index names", "invalid_option")
+        names.extend(index_name(v, "indexes") for v in many)
+    unique = tuple(dict.fromkeys(names))
+    if len(unique) > MAX_INDEXES:
+        raise bad_request(f"at most {MAX_INDEXES} indexes per request", "invalid_option")
+    return unique
+
+
+def _mode(body: dict[str, Any]) -> str | None:
+    value = body.get("retrieval_mode", body.get("search_type"))
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in MODES:
+        raise bad_request(f"unsupported retrieval mode {value!r}; supported: {', '.join(MODES)}",
+                          "invalid_retrieval_mode")
+    return value
+
+
+def _filters(body: dict[str, Any]) -> dict[str, Any] | None:
+    value = body.get("filters")
+    if value is None:
+        return None
+    try:
+        compile_filters(value)
+    except FilterError as exc:
+        raise bad_request(f"invalid filters: {exc}", "invalid_filters") from exc
+    return dict(value) or None
+
+
+def _retrieval(body: dict[str, Any]) -> dict[str, Any]:
+    top_k = _int(body, "reranker_top_k", 1, 100)
+    return {"mode": _mode(body), "k": _int(body, "retrieval_k", 1, 1000), "filters": _filters(body),
+            "rerank": _bool(body, "ai_rerank"), "top_k": top_k}
+
+
+# -- request shapes -------------------------------------------------------------
+
+def parse_chat(raw: Any) -> ChatOptions:
+    body = normalise_keys(raw)
+    query = _query(body)
+    backend = _str(body, "backend", max_len=32)
+    if backend is not None and backend not in BACKENDS:
+        raise bad_request(f"unknown LLM backend {backend!r}; use one of {', '.join(BACKENDS)}", "invalid_backend")
+    options = _retrieval(body)
+    expand = _bool(body, "context_expand")
+    window = _int(body, "context_window_size", 0, 10)
+    options.update({
+        "answer_top_k": options["top_k"], "backend": backend, "model": _str(body, "model"),
+        "context_expand": expand, "context_window_size": window,
+        "query_decompose": _bool(body, "query_decompose"), "verify": _bool(body, "verify"),
+        "force_rag": _bool(body, "force_rag"), "max_tokens": _int(body, "max_tokens", 1, 4096),
+    })
+    return ChatOptions(query=query, indexes=_indexes(body),
+                       session_id=_str(body, "session_id", max_len=128, pattern=_ID),
+                       turn_id=_str(body, "turn_id", max_len=128, pattern=_ID),
+                       pipeline={k: v for k, v in options.items() if v is not None})
+
+
+def parse_retrieve(raw: Any) -> RetrieveOptions:
+    body = normalise_keys(raw)
+    query = _query(body)
+    indexes = _indexes(body)
+    if len(indexes) != 1:
+        raise bad_request("retrieve searches exactly one index: give index (or table_name)", "invalid_option")
+    options = {k: v for k, v in _retrieval(body).items() if v is not None}
+    return RetrieveOptions(query=query, index=indexes[0], retrieval=options)
+
+
+def parse_index(raw: Any) -> IndexRequest:
+    body = normalise_keys(raw)
+    name = body.get("index", body.get("table_name"))
+    if name is None:
+        raise bad_request("index is required (the name of the index to build)", "invalid_index_name")
+    paths = body.get("paths", body.get("file_paths"))
+    if not isinstance(paths, list) or not paths:
+        raise bad_request("paths must be a non-empty list of files or folders", "invalid_paths")
+    if len(paths) > MAX_PATHS:
+        raise bad_request(f"at most {MAX_PATHS} paths per job", "invalid_paths")
+    if not all(isinstance(p, str) and p and "\x00" not in p and len(p) <= 4096 for p in paths):
+        raise bad_request("every path must be a non-empty string", "invalid_paths")
+    if body.get("retrieval_mode") is not None:
+        _mode(body)  # the product we replace validated it here too
+    return IndexRequest(index=index_name(name), paths=tuple(paths))
+

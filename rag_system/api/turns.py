@@ -1,0 +1,84 @@
+"""One chat turn as it happens: its steps, streamed text, outcome, and the record saved to the gateway.
+
+The saved record is the contract's body for `POST /sessions/<id>/messages/save`:
+`turn_id, question, answer, answer_source, citations, source_documents, steps,
+token_usage, timings_ms, status (complete|error|cancelled), error`.
+`steps` are the pipeline's events in order, except `token`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from rag_system.agent.pipeline import ChatRequest
+from rag_system.api.options import ChatOptions
+from rag_system.generation.registry import UnknownBackendError
+from rag_system.indexing.embedder import EmbedderLoadError
+from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
+from rag_system.retrieval.filters import FilterError
+from rag_system.retrieval.types import RetrievalModeError
+
+
+def classify(exc: BaseException) -> tuple[int, str]:
+    """(HTTP status, error code) for an exception raised while answering."""
+    if isinstance(exc, IndexNotFoundError):
+        return 404, "index_not_found"
+    if isinstance(exc, EmbedderMismatchError):
+        return 409, "embedder_mismatch"
+    if isinstance(exc, (FilterError, RetrievalModeError, UnknownBackendError, InvalidIndexNameError)):
+        return 400, "invalid_option"
+    if isinstance(exc, EmbedderLoadError):
+        return 503, "embedder_unavailable"
+    return 500, "internal_error"
+
+
+class Turn:
+    def __init__(self, options: ChatOptions, request: ChatRequest) -> None:
+        self.options = options
+        self.request = request
+        self.turn_id = options.turn_id or uuid.uuid4().hex
+        self.steps: list[dict[str, Any]] = []
+        self.tokens: list[str] = []
+        self.complete: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        self.status = "running"
+        self.started = time.perf_counter()
+
+    def record(self, event: str, data: dict[str, Any]) -> None:
+        if event == "token":
+            self.tokens.append(str(data.get("text", "")))
+            return
+        self.steps.append({"type": event, "data": data})
+        if event == "complete":
+            self.complete = data
+            self.status = "complete"
+
+    def failed(self, code: str, message: str) -> dict[str, Any]:
+        self.error = {"code": code, "message": message}
+        self.steps.append({"type": "error", "data": self.error})
+        self.status = "error"
+        return self.error
+
+    def cancelled(self) -> None:
+        if self.status != "complete":  # it finished before we noticed: keep the whole answer
+            self.status = "cancelled"
+            self.error = {"code": "cancelled", "message": "the client disconnected before the answer was complete"}
+
+    def record_for_gateway(self) -> dict[str, Any]:
+        done = self.complete if self.status == "complete" else None
+        elapsed = {"total_ms": round((time.perf_counter() - self.started) * 1000, 1)}
+        return {
+            "turn_id": self.turn_id,
+            "question": self.options.query,
+            "answer": done["answer"] if done else "".join(self.tokens),
+            "answer_source": done.get("answer_source") if done else None,
+            "citations": done.get("citations", []) if done else [],
+            "source_documents": done.get("source_documents", []) if done else [],
+            "steps": self.steps,
+            "token_usage": done.get("token_usage", {}) if done else {},
+            "timings_ms": done.get("timings_ms", elapsed) if done else elapsed,
+            "status": self.status,
+            "error": None if self.status == "complete" else self.error,
+        }

@@ -1,0 +1,116 @@
+"""Index jobs over real HTTP: a job followed through its event stream, allowed roots, deletion."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.integration.api_support import api_settings, build, running_api, write_docs
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("api-index")
+    extra = root / "shared-docs"
+    outside = root / "outside"
+    write_docs(outside, {"secret.txt": "The vault code is 4711. Nobody may index this file."})
+    settings = api_settings(root / "data", DOCENT_INDEX_ROOTS=str(extra), DOCENT_SSE_HEARTBEAT_S="0.2")
+    with running_api(settings, embedder) as api:
+        api.extra_root = extra  # type: ignore[attr-defined]
+        api.outside = outside  # type: ignore[attr-defined]
+        yield api
+
+
+def test_index_job_followed_through_its_event_stream(api):
+    docs = write_docs(api.uploads / "job1")
+    job, events = build(api, "jobs1", [str(docs)])
+    kinds = [e for e, _ in events]
+    assert kinds[0] == "build_started" and kinds[-1] == "done"
+    assert kinds.count("file_written") == 3 and "build_done" in kinds
+    assert kinds.index("build_done") < kinds.index("done")
+    assert all(d["type"] == e for e, d in events)
+    assert events[-1][1]["summary"]["files"]["added"] == 3
+    assert job["state"] == "done" and job["error"] is None
+    assert job["progress"] == {"done": 3, "total": 3}
+    assert {f["state"] for f in job["files"]} == {"done"} and all(f["chunks"] >= 1 for f in job["files"])
+    assert job["summary"]["index_totals"]["documents"] == 3 and job["finished_at"]
+
+    status, _, found = api.call("POST", "/retrieve", {"query": "hydrangeas", "index": "jobs1", "retrieval_k": 3})
+    assert status == 200 and found["results"][0]["document_name"] == "garden.md"
+    # A rebuild of unchanged files reports them as unchanged, then the stream ends with `done`.
+    job, events = build(api, "jobs1", [str(docs)])
+    assert job["state"] == "done" and {f["state"] for f in job["files"]} == {"unchanged"}
+    # Replaying a finished job's events gives the same stream again.
+    again = api.stream(f"/index/jobs/{job['job_id']}/events", method="GET")
+    assert [e for e, _ in again] == [e for e, _ in events]
+
+
+def test_failed_file_is_reported_in_the_job(api):
+    folder = api.uploads / "job2"
+    write_docs(folder, {"good.txt": "Pelicans live near the coast and eat fish.", "empty.txt": "   "})
+    job, events = build(api, "jobs2", [str(folder)])
+    assert job["state"] == "done"
+    by_name = {os.path.basename(f["path"]): f for f in job["files"]}
+    assert by_name["empty.txt"]["state"] == "failed" and by_name["empty.txt"]["error"]
+    assert by_name["good.txt"]["state"] == "done"
+    assert "file_failed" in [e for e, _ in events]
+
+
+def test_extra_root_is_allowed(api):
+    docs = write_docs(api.extra_root / "more", {"note.md": "# Note\n\nOtters hold hands while sleeping."})
+    job, _ = build(api, "extra", [str(docs / "note.md")])
+    assert job["state"] == "done" and job["progress"] == {"done": 1, "total": 1}
+
+
+def test_paths_outside_the_roots_are_403(api):
+    uploads = api.uploads
+    uploads.mkdir(parents=True, exist_ok=True)
+    (uploads / "link-out").symlink_to(api.outside, target_is_directory=True)
+    (uploads / "file-out.txt").symlink_to(api.outside / "secret.txt")
+    mixed = uploads / "mixed"
+    write_docs(mixed, {"fine.txt": "Nothing to see."})
+    (mixed / "sneaky.txt").symlink_to(api.outside / "secret.txt")
+    for path in ("/etc", "/etc/passwd", str(api.outside), str(uploads / ".." / ".." / "outside"),
+                 f"{uploads}/../../outside/secret.txt", str(uploads / "link-out"),
+                 str(uploads / "link-out" / "secret.txt"), str(uploads / "file-out.txt"), str(mixed),
+                 "relative/path"):
+        status, _, body = api.call("POST", "/index", {"index": "evil", "paths": [path]})
+        assert status == 403, (path, body)
+        assert body["error"]["code"] == "path_not_allowed"
+    status, _, body = api.call("POST", "/index", {"index": "evil", "paths": [str(uploads / "missing.pdf")]})
+    assert status == 404 and body["error"]["code"] == "path_not_found"
+
+
+@pytest.mark.parametrize("body, code", [
+    ({"paths": ["x"]}, "invalid_index_name"),
+    ({"index": "bad name!", "paths": ["x"]}, "invalid_index_name"),
+    ({"index": "ok", "paths": []}, "invalid_paths"),
+    ({"index": "ok", "paths": "x"}, "invalid_paths"),
+    ({"index": "ok", "paths": [1]}, "invalid_paths"),
+])
+def test_bad_index_requests_are_400(api, body, code):
+    status, _, out = api.call("POST", "/index", body)
+    assert status == 400 and out["error"]["code"] == code
+
+
+def test_unknown_job_is_404(api):
+    assert api.call("GET", "/index/jobs/0123")[0] == 404
+    assert api.call("GET", "/index/jobs/0123/events")[0] == 404
+
+
+def test_delete_index_drops_the_table_and_the_cached_handle(api):
+    docs = write_docs(api.uploads / "gone", {"a.txt": "Walruses can sleep in the water."})
+    job, _ = build(api, "gone", [str(docs)])
+    assert job["state"] == "done"
+    assert api.call("POST", "/retrieve", {"query": "walrus", "index": "gone"})[0] == 200
+    status, _, body = api.call("GET", "/indexes")
+    assert "gone" in {i["name"] for i in body["indexes"]}
+    status, _, body = api.call("DELETE", "/indexes/gone")
+    assert status == 200 and body["deleted"] is True
+    status, _, body = api.call("DELETE", "/indexes/gone")
+    assert status == 404 and body["error"]["code"] == "index_not_found"
+    status, _, body = api.call("POST", "/retrieve", {"query": "walrus", "index": "gone"})
+    assert status == 404
+    status, _, body = api.call("GET", "/indexes")
+    assert "gone" not in {i["name"] for i in body["indexes"]}
