@@ -349,3 +349,14 @@ def test_a_retried_message_with_an_answered_turn_id_is_not_asked_again(client: C
     assert reply.status == 200, reply.body
     assert reply.json["response"] == "12 million [1]" and reply.json["citations"][0]["document_name"] == "b.pdf"
     assert len(client.get(f"/sessions/{sid}").json["messages"]) == 2
+
+
+def test_expect_100_continue_refuses_an_oversized_upload_before_the_body(gateway: GatewayProcess) -> None:
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
+        sock.sendall(b"POST /indexes/x/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                     b"Content-Length: 50000000\r\nExpect: 100-continue\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):  # the server answers and closes without waiting for the body
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413") and json.loads(body)["error"]["code"] == "body_too_large"

@@ -278,3 +278,39 @@ def test_session_uploads_become_a_linked_index(stack: Stack) -> None:
     assert answer.status == 200 and answer.json["used_rag"] is True, answer.body
     assert [c["document_name"] for c in answer.json["citations"]][:1] == ["harbour.txt"]
     assert gw.delete(f"/indexes/{iid}").status == 200
+
+
+def test_both_services_with_a_token(tmp_path: Path) -> None:
+    """One token on both sides: the gateway sends it to the RAG API, the RAG API sends it with its saves."""
+    token = uuid.uuid4().hex
+    data = tmp_path / "data"
+    gw_port, rag_port = free_port(), free_port()
+    gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", token=token)
+    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", token=token)
+    gateway.start(wait_s=30)
+    try:
+        rag.start(wait_s=240)
+        gw = gateway.client
+        assert Client(gateway.url).get("/sessions").status == 401
+        sid = gw.post("/sessions", {}).json["session_id"]
+        hello = gw.post(f"/sessions/{sid}/messages", {"message": "hi there"})
+        assert hello.status == 200 and hello.json["answer_source"] == "direct", hello.body
+        turn_id = uuid.uuid4().hex
+        saved = rag.client.post("/chat", {"query": "who are you?", "session_id": sid, "turn_id": turn_id})
+        assert saved.status == 200, saved.body
+        user, bot = wait_for_turn(gw, sid, turn_id)  # the RAG API's save passed the gateway's auth
+        assert user["content"] == "who are you?" and bot["metadata"]["saved_by"] == "rag_api"
+        anon_save = Client(gateway.url).post(f"/sessions/{sid}/messages/save",
+                                             {"turn_id": uuid.uuid4().hex, "question": "q", "answer": "a"})
+        assert anon_save.status == 401
+        wrong = GatewayProcess(tmp_path / "other", rag_url=f"http://127.0.0.1:{rag_port}", token="not-the-token")
+        wrong.start(wait_s=30)
+        try:
+            sid2 = wrong.client.post("/sessions", {}).json["session_id"]
+            refused = wrong.client.post(f"/sessions/{sid2}/messages", {"message": "hello"})
+            assert refused.status == 502 and refused.json["error"]["code"] == "rag_api_unauthorized"
+        finally:
+            wrong.stop()
+    finally:
+        rag.stop()
+        gateway.stop()
