@@ -30,6 +30,15 @@ log = logging.getLogger(__name__)
 INDEX_SIZES_TTL_S = 15.0
 
 
+def cors_origins(setting: str) -> frozenset[str]:
+    """The allowed browser origins; `*` is never honoured (DESIGN §1)."""
+    origins = {o.strip().rstrip("/") for o in setting.split(",") if o.strip()}
+    if "*" in origins:
+        log.warning("DOCENT_CORS_ORIGINS: '*' is ignored; list the frontend origins explicitly")
+        origins.discard("*")
+    return frozenset(origins)
+
+
 class Service:
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
         t0 = time.perf_counter()
@@ -44,7 +53,7 @@ class Service:
         self.metrics = Metrics()
         self.saver = TurnSaver(settings.gateway_url, settings.api_token)
         self.jobs = JobQueue(settings, self.embedder, self.roots, on_changed=self.index_changed)
-        self.cors_origins = frozenset(o.strip().rstrip("/") for o in settings.cors_origins.split(",") if o.strip())
+        self.cors_origins = cors_origins(settings.cors_origins)
         self.llm_loading: dict[str, Any] = {"state": "not requested"}
         self._sizes: tuple[float, list[tuple[str, int]]] = (0.0, [])
         self._sizes_lock = threading.Lock()

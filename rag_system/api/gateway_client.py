@@ -32,7 +32,7 @@ class SaveStats:
     retries: int = 0
 
 
-@dataclass
+@dataclass(eq=False)
 class _Item:
     session_id: str
     turn: dict[str, Any]

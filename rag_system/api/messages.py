@@ -33,6 +33,8 @@ class Request:
             return json.loads(self.body)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ApiError(400, "invalid_json", f"the request body is not valid JSON ({exc})") from exc
+        except RecursionError as exc:
+            raise ApiError(400, "invalid_json", "the request body is nested too deeply") from exc
 
 
 @dataclass

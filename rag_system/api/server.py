@@ -25,7 +25,7 @@ from rag_system.api.app import Service
 from rag_system.api.errors import ApiError
 from rag_system.api.messages import Request, Response, Stream
 from rag_system.api.routes import Router
-from rag_system.api.sse import SSEStream, frame
+from rag_system.api.sse import SSEStream
 from rag_system.config import ConfigError
 
 log = logging.getLogger("rag_system.api")
@@ -80,6 +80,9 @@ class ApiServer(ThreadingHTTPServer):
 class ApiHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "DocentRAG/0.1"
+    #: Socket timeout: an idle keep-alive connection (or a client that stops
+    #: sending its body, or stops reading a stream) frees its thread after this.
+    timeout = 120
     server: ApiServer
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
@@ -167,8 +170,15 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.close_connection = True  # the body is never read; the connection cannot be reused
             raise ApiError(413, "body_too_large", f"the body is {length} bytes; the limit is {limit} "
                                                   "(DOCENT_MAX_BODY_BYTES)")
-        body = self.rfile.read(length)
+        try:
+            body = self.rfile.read(length)
+        except TimeoutError:
+            self.close_connection = True
+            raise ApiError(408, "request_timeout", "the request body did not arrive in time") from None
         self.bytes_in = len(body)
+        if len(body) < length:
+            self.close_connection = True
+            raise ApiError(400, "incomplete_body", f"the body ended after {len(body)} of {length} bytes")
         return body
 
     # -- CORS -------------------------------------------------------------------------
@@ -241,4 +251,4 @@ def serve(service: Service, host: str, port: int) -> ApiServer:
     return server
 
 
-__all__ = ["ApiServer", "check_bind", "frame", "serve"]
+__all__ = ["ApiServer", "check_bind", "serve"]

@@ -114,3 +114,18 @@ def test_delete_index_drops_the_table_and_the_cached_handle(api):
     assert status == 404
     status, _, body = api.call("GET", "/indexes")
     assert "gone" not in {i["name"] for i in body["indexes"]}
+
+
+def test_a_queued_job_can_be_cancelled(api):
+    first = write_docs(api.uploads / "c1")
+    second = write_docs(api.uploads / "c2", {"b.txt": "Puffins nest in burrows on cliffs."})
+    status, _, running = api.call("POST", "/index", {"index": "c1", "paths": [str(first)]})
+    status, _, queued = api.call("POST", "/index", {"index": "c2", "paths": [str(second)]})
+    assert status == 202
+    status, _, record = api.call("DELETE", f"/index/jobs/{queued['job_id']}")
+    assert status == 200 and record["job_id"] == queued["job_id"]
+    events = api.stream(f"/index/jobs/{queued['job_id']}/events", method="GET")
+    assert [e for e, _ in events] == ["failed"] and events[0][1]["state"] == "cancelled"
+    assert api.call("GET", f"/index/jobs/{queued['job_id']}")[2]["state"] == "cancelled"
+    events = api.stream(f"/index/jobs/{running['job_id']}/events", method="GET")
+    assert events[-1][0] == "done"

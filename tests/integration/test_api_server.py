@@ -87,6 +87,8 @@ def test_unknown_route_and_wrong_method_are_json_errors(api):
     (b'{"query": "x", "index": "srv", "ai_rerank": "yes"}', "invalid_option"),
     (b'{"query": "x", "index": "srv", "backend": "gpt-17"}', "invalid_backend"),
     (b'{"query": "x", "index": "../etc"}', "invalid_index_name"),
+    (b"[" * 100_000, "invalid_json"),
+    (b'{"query": "\xff\xfe"}', "invalid_json"),
 ])
 def test_bad_chat_bodies_are_400_with_a_code(api, raw, code):
     for path in ("/chat", "/chat/stream"):
@@ -172,3 +174,28 @@ def test_non_loopback_bind_without_token_refuses_to_start(tmp_path):
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "DOCENT_API_TOKEN" in proc.stderr and "0.0.0.0" in proc.stderr
+
+
+def test_health_is_503_when_the_index_writer_is_down(tmp_path, embedder):
+    settings = api_settings(tmp_path / "data", DOCENT_CORS_ORIGINS="*,http://app.local:3000/")
+    with running_api(settings, embedder) as api:
+        assert api.service.cors_origins == frozenset({"http://app.local:3000"})
+        assert api.call("GET", "/health")[0] == 200
+        api.service.jobs.stop()
+        status, _, body = api.call("GET", "/health")
+        assert status == 503 and body["status"] == "unavailable"
+        assert body["components"]["jobs"]["ok"] is False and body["components"]["embedder"]["ok"]
+
+
+def test_truncated_body_is_400(api):
+    import socket
+
+    sock = socket.create_connection((api.host, api.port), timeout=30)
+    sock.sendall(b"POST /chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                 b'{"query": ')
+    sock.shutdown(socket.SHUT_WR)
+    reply = b""
+    while chunk := sock.recv(65536):
+        reply += chunk
+    sock.close()
+    assert reply.startswith(b"HTTP/1.1 400") and b"incomplete_body" in reply
