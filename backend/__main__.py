@@ -1,0 +1,66 @@
+"""`python -m backend [--host 127.0.0.1] [--port 8000]`: run the gateway until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+from backend.config import GatewayConfigError, load_gateway_config
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m backend", description="Docent gateway")
+    parser.add_argument("--host", default=None, help="bind address (default GATEWAY_HOST or 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="port (default GATEWAY_PORT or 8000)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        config = load_gateway_config()
+    except GatewayConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    logging.basicConfig(level=getattr(logging, config.log_level, logging.INFO), stream=sys.stderr,
+                        format="%(message)s")
+    host = args.host or config.host
+    port = config.port if args.port is None else args.port
+    try:
+        config.check_bind(host)
+    except GatewayConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    from backend.app import App
+    from backend.server import serve
+
+    app = App.build(config)
+    try:
+        server = serve(app, host, port)
+    except OSError as exc:
+        sys.stderr.write(f"error: cannot listen on {host}:{port}: {exc}\n")
+        app.close()
+        return 1
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    logging.getLogger("backend").info('{"event": "listening", "host": "%s", "port": %d, "rag_api": "%s"}',
+                                      host, server.server_address[1], config.rag_api_url)
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        app.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Gateway settings, read once from the environment (and `.env`) at start-up.
+
+Only what the gateway alone reads lives here; the shared data layout
+(`DOCENT_DATA_DIR`) follows `rag_system.config`. Every variable is listed in
+`ENV_VARS` and documented in `Documentation/configuration.md`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+#: Every environment variable this module reads (checked against the docs by a unit test).
+ENV_VARS = ("DOCENT_DATA_DIR", "DB_PATH", "GATEWAY_HOST", "GATEWAY_PORT", "DOCENT_API_TOKEN",
+            "DOCENT_CORS_ORIGINS", "DOCENT_MAX_UPLOAD_MB", "DOCENT_MAX_JSON_MB", "RAG_API_URL",
+            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL")
+
+DEFAULT_ORIGINS = ("http://127.0.0.1:3000", "http://localhost:3000")
+
+
+class GatewayConfigError(ValueError):
+    """A gateway setting cannot be used; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    data_dir: Path = Path("data")
+    db_path: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_token: str = ""
+    cors_origins: tuple[str, ...] = DEFAULT_ORIGINS
+    max_upload_bytes: int = 200 * 1024 * 1024
+    max_json_bytes: int = 8 * 1024 * 1024
+    rag_api_url: str = "http://127.0.0.1:8001"
+    rag_api_timeout_s: float = 300.0
+    rag_api_index_timeout_s: float = 60.0
+    log_level: str = "INFO"
+
+    @property
+    def database(self) -> Path:
+        return self.db_path or self.data_dir / "docent.db"
+
+    @property
+    def uploads_dir(self) -> Path:
+        return self.data_dir / "uploads"
+
+    @property
+    def page_cache_dir(self) -> Path:
+        return self.data_dir / "cache" / "pages"
+
+    def check_bind(self, host: str) -> None:
+        """Refuse a non-loopback bind without a token (DESIGN §1)."""
+        if not self.api_token and not is_loopback(host):
+            raise GatewayConfigError(
+                f"refusing to listen on {host} without DOCENT_API_TOKEN: set a token or bind 127.0.0.1")
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _number(env: Mapping[str, str], name: str, default: float, kind: type = float) -> float:
+    raw = env.get(name, "")
+    if raw == "":
+        return default
+    try:
+        value = kind(raw)
+    except ValueError as exc:
+        raise GatewayConfigError(f"{name} must be a number, got {raw!r}") from exc
+    if value <= 0:
+        raise GatewayConfigError(f"{name} must be > 0, got {raw!r}")
+    return value
+
+
+def load_gateway_config(environ: Mapping[str, str] | None = None,
+                        dotenv_path: str | os.PathLike[str] | None = ".env") -> GatewayConfig:
+    """Defaults < `.env` < environment. Pure: never writes either."""
+    env: dict[str, str] = {}
+    if dotenv_path is not None and Path(dotenv_path).is_file():
+        env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
+    env.update(os.environ if environ is None else environ)
+    origins = tuple(o.strip().rstrip("/") for o in env.get("DOCENT_CORS_ORIGINS", "").split(",") if o.strip())
+    if "*" in origins:
+        raise GatewayConfigError("DOCENT_CORS_ORIGINS may not contain '*': list the frontend origin(s)")
+    url = env.get("RAG_API_URL", "") or GatewayConfig.rag_api_url
+    if not url.startswith(("http://", "https://")):
+        raise GatewayConfigError(f"RAG_API_URL must be an http(s) URL, got {url!r}")
+    return GatewayConfig(
+        data_dir=Path(env.get("DOCENT_DATA_DIR") or "data"),
+        db_path=Path(env["DB_PATH"]) if env.get("DB_PATH") else None,
+        host=env.get("GATEWAY_HOST") or "127.0.0.1",
+        port=int(_number(env, "GATEWAY_PORT", 8000, int)),
+        api_token=env.get("DOCENT_API_TOKEN", ""),
+        cors_origins=origins or DEFAULT_ORIGINS,
+        max_upload_bytes=int(_number(env, "DOCENT_MAX_UPLOAD_MB", 200) * 1024 * 1024),
+        max_json_bytes=int(_number(env, "DOCENT_MAX_JSON_MB", 8) * 1024 * 1024),
+        rag_api_url=url.rstrip("/"),
+        rag_api_timeout_s=_number(env, "RAG_API_TIMEOUT", 300.0),
+        rag_api_index_timeout_s=_number(env, "RAG_API_INDEX_TIMEOUT", 60.0),
+        log_level=(env.get("DOCENT_LOG_LEVEL") or "INFO").upper(),
+    )

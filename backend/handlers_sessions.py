@@ -1,0 +1,129 @@
+"""Session routes: CRUD, rename, documents, uploads, session indexing and index links."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from backend.app import App
+from backend.handlers_indexes import start_build, store_uploads
+from backend.store import DEFAULT_TITLE
+from backend.uploads import is_within
+from backend.web import Request, Response, not_found, optional_str, require_str
+
+log = logging.getLogger(__name__)
+
+
+def _session(app: App, session_id: str) -> dict[str, Any]:
+    session = app.store.get_session(session_id)
+    if session is None:
+        raise not_found("session", session_id)
+    return session
+
+
+def list_sessions(app: App, req: Request) -> Response:
+    sessions = app.store.list_sessions()
+    return Response.json({"sessions": sessions, "total": len(sessions)})
+
+
+def create_session(app: App, req: Request) -> Response:
+    data = req.json(required=False)
+    title = optional_str(data, "title", DEFAULT_TITLE, max_len=200).strip() or DEFAULT_TITLE
+    model = optional_str(data, "model", "", max_len=200)
+    session = app.store.create_session(title, model)
+    return Response.json({"session": session, "session_id": session["id"]}, 201)
+
+
+def get_session(app: App, req: Request) -> Response:
+    session = _session(app, req.params["session_id"])
+    return Response.json({"session": session, "messages": app.store.get_messages(session["id"])})
+
+
+def delete_session(app: App, req: Request) -> Response:
+    sid = req.params["session_id"]
+    paths = app.store.delete_session(sid)
+    if paths is None:
+        raise not_found("session", sid)
+    removed = remove_files(app, paths)
+    return Response.json({"deleted": True, "session_id": sid, "files_removed": removed})
+
+
+def rename_session(app: App, req: Request) -> Response:
+    sid = req.params["session_id"]
+    _session(app, sid)
+    title = require_str(req.json(), "title", max_len=200).strip()
+    session = app.store.rename_session(sid, title)
+    if session is None:
+        raise not_found("session", sid)
+    return Response.json({"message": "Session renamed successfully", "session": session})
+
+
+def session_documents(app: App, req: Request) -> Response:
+    session = _session(app, req.params["session_id"])
+    docs = app.store.session_documents(session["id"])
+    return Response.json({"session": session, "files": [d["filename"] for d in docs],
+                          "file_count": len(docs), "documents": docs})
+
+
+def upload(app: App, req: Request) -> Response:
+    session = _session(app, req.params["session_id"])
+    saved = store_uploads(app, req, session_id=session["id"])
+    return Response.json({"message": f"Successfully uploaded {len(saved)} files.", "uploaded_files": saved})
+
+
+def index_documents(app: App, req: Request) -> Response:
+    """Turn the session's pending uploads into an index of its own, build it and link it."""
+    session = _session(app, req.params["session_id"])
+    pending = [d for d in app.store.session_documents(session["id"]) if d["index_id"] is None]
+    if not pending:
+        return Response.json({"message": "No documents to index for this session.", "index_id": None})
+    index = app.store.create_index(f"{session['title']} documents", "Created from documents attached in chat",
+                                   {"status": "created", "source": "session_upload"}, session_id=session["id"])
+    app.store.assign_pending_documents(session["id"], index["id"])
+    app.store.link(session["id"], index["id"])
+    build = start_build(app, index["id"], {}, req.request_id)
+    return Response.json({"message": f"Indexing {len(pending)} attached document(s)", "index_id": index["id"],
+                          "index": app.store.get_index(index["id"]), "job_id": build.get("job_id"),
+                          "build": build}, 202)
+
+
+def session_indexes(app: App, req: Request) -> Response:
+    session = _session(app, req.params["session_id"])
+    found = [i for i in (app.store.get_index(iid) for iid in app.store.session_index_ids(session["id"])) if i]
+    return Response.json({"indexes": found, "total": len(found)})
+
+
+def link_index(app: App, req: Request) -> Response:
+    sid, iid = req.params["session_id"], req.params["index_id"]
+    _session(app, sid)
+    if app.store.get_index(iid) is None:
+        raise not_found("index", iid)
+    created = app.store.link(sid, iid)
+    return Response.json({"message": "Index linked to session" if created else "Index already linked",
+                          "session_id": sid, "index_id": iid, "linked": True})
+
+
+def remove_files(app: App, paths: list[str]) -> int:
+    """Delete stored uploads, never anything outside the upload root; empty owner folders go too."""
+    root = app.config.uploads_dir
+    removed = 0
+    folders: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if not is_within(path, root):
+            log.warning("not deleting %s: outside the upload folder", path)
+            continue
+        try:
+            path.unlink()
+            removed += 1
+        except FileNotFoundError:
+            pass
+        folders.add(path.parent)
+    for folder in folders:
+        try:
+            if folder.resolve() != root.resolve():
+                folder.rmdir()
+        except OSError:
+            pass  # not empty: other documents still live there
+    return removed

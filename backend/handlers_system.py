@@ -1,0 +1,42 @@
+"""`GET /health`, `GET /models`, `GET /metrics`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backend.app import App
+from backend.web import ApiError, Request, Response
+
+
+def health(app: App, req: Request) -> Response:
+    """The gateway answers 200 while it can read its database; the RAG API's state is reported, not required."""
+    rag: dict[str, Any] = {"url": app.config.rag_api_url}
+    try:
+        status, body = app.rag.health()
+        rag.update(reachable=True, status=body.get("status", "ok" if status == 200 else "not_ready"),
+                   components=body.get("components", {}))
+    except ApiError as err:
+        rag.update(reachable=False, status="unavailable", error=err.message)
+    ok = rag.get("status") == "ok"
+    return Response.json({"status": "ok" if ok else "degraded", "service": "gateway",
+                          "database_stats": app.store.stats(), "rag_api": rag})
+
+
+def models(app: App, req: Request) -> Response:
+    """The RAG API's `/models`, plus localGPT's `generation_models` / `embedding_models` lists."""
+    data = app.rag.models(req.request_id)
+    backends = [b for b in data.get("backends", []) if isinstance(b, dict)]
+    generation = sorted({_label(b) for b in backends if b.get("available")})
+    embedding = [data["embedder"]] if data.get("embedder") else []
+    return Response.json({**data, "generation_models": generation, "embedding_models": embedding})
+
+
+def metrics(app: App, req: Request) -> Response:
+    text = app.metrics.render(app.store.stats())
+    return Response(200, text.encode("utf-8"), content_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _label(backend: dict[str, Any]) -> str:
+    """A backend's model name, or the backend's own name when it has no model (extractive)."""
+    model = backend.get("model")
+    return str(model) if model and model != "none" else str(backend.get("name"))

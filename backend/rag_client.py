@@ -1,0 +1,111 @@
+"""HTTP client for the RAG API (urllib, no extra dependency).
+
+Failures are mapped once, here, to errors the gateway's clients can act on:
+the RAG API not listening -> 502 `rag_api_unavailable`; too slow -> 504
+`rag_api_timeout`; a 4xx from the RAG API keeps its status and error body;
+a 5xx becomes 502 `rag_api_error`. Every message names the RAG API and its URL.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import quote
+
+from backend.web import ApiError
+
+
+class RagClient:
+    def __init__(self, base_url: str, *, token: str = "", timeout_s: float = 300.0,
+                 index_timeout_s: float = 60.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout_s = timeout_s
+        self.index_timeout_s = index_timeout_s
+        # The RAG API is local or on a private network: never send it through an HTTP proxy.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    # -- endpoints -------------------------------------------------------------
+    def health(self) -> tuple[int, dict[str, Any]]:
+        return self._call("GET", "/health", timeout=2.0, accept_status=(200, 503))
+
+    def models(self, request_id: str | None = None) -> dict[str, Any]:
+        return self._call("GET", "/models", timeout=30.0, request_id=request_id)[1]
+
+    def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
+        return self._call("POST", "/chat", payload, timeout=self.timeout_s, request_id=request_id)[1]
+
+    def start_index(self, index: str, paths: list[str], request_id: str | None = None) -> dict[str, Any]:
+        return self._call("POST", "/index", {"index": index, "paths": paths},
+                          timeout=self.index_timeout_s, request_id=request_id)[1]
+
+    def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
+        return self._call("GET", f"/index/jobs/{quote(job_id, safe='')}", timeout=self.index_timeout_s,
+                          request_id=request_id)[1]
+
+    def delete_index(self, name: str, request_id: str | None = None) -> bool:
+        """Delete the index's table; False when the RAG API has no such index (nothing to delete)."""
+        status, _ = self._call("DELETE", f"/indexes/{quote(name, safe='')}", timeout=self.index_timeout_s,
+                               request_id=request_id, accept_status=(200, 404))
+        return status == 200
+
+    # -- transport -------------------------------------------------------------
+    def _call(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,
+              request_id: str | None = None, accept_status: tuple[int, ...] = (200, 201, 202),
+              ) -> tuple[int, dict[str, Any]]:
+        url = self.base_url + path
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        if request_id:
+            req.add_header("X-Request-ID", request_id)
+        try:
+            with self._opener.open(req, timeout=timeout) as resp:
+                return resp.status, _json(resp.read(), url)
+        except urllib.error.HTTPError as exc:
+            body = _json(exc.read(), url, strict=False)
+            if exc.code in accept_status:
+                return exc.code, body
+            raise _upstream_error(exc.code, body, url) from exc
+        except (TimeoutError, socket.timeout) as exc:
+            raise ApiError(504, "rag_api_timeout",
+                           f"the RAG API at {self.base_url} did not answer within {timeout:g} s") from exc
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, (TimeoutError, socket.timeout)):
+                raise ApiError(504, "rag_api_timeout",
+                               f"the RAG API at {self.base_url} did not answer within {timeout:g} s") from exc
+            raise ApiError(502, "rag_api_unavailable",
+                           f"the RAG API at {self.base_url} is not reachable ({exc.reason}); "
+                           "start it with `python -m rag_system api`") from exc
+        except (ConnectionError, OSError) as exc:
+            raise ApiError(502, "rag_api_unavailable",
+                           f"the RAG API at {self.base_url} dropped the connection ({exc})") from exc
+
+
+def _json(raw: bytes, url: str, strict: bool = True) -> dict[str, Any]:
+    try:
+        data = json.loads(raw or b"{}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        if not strict:
+            return {}
+        raise ApiError(502, "rag_api_error", f"the RAG API at {url} sent a response that is not JSON") from exc
+    return data if isinstance(data, dict) else {"data": data}
+
+
+def _upstream_error(status: int, body: dict[str, Any], url: str) -> ApiError:
+    err = body.get("error") if isinstance(body.get("error"), dict) else {}
+    code = str(err.get("code") or "rag_api_error")
+    message = str(err.get("message") or f"HTTP {status}")
+    if status == 401:
+        return ApiError(502, "rag_api_unauthorized",
+                        "the RAG API refused the service token: both services need the same DOCENT_API_TOKEN")
+    if 400 <= status < 500:
+        return ApiError(status, code, f"RAG API: {message}")
+    return ApiError(502, "rag_api_error", f"the RAG API failed on {url} with HTTP {status}: {message}")

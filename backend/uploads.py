@@ -1,0 +1,263 @@
+"""Multipart uploads without the removed `cgi` module: a small streaming parser.
+
+File parts of the field `files` stream straight to a temporary file inside
+the owner's upload folder while their sha256 is computed, then move to
+`<upload root>/<owner id>/<sha256>_<sanitised name>`. Memory stays flat for a
+200 MB upload. Names are sanitised and every final path is checked to lie
+under the upload root.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from email.message import Message
+from email.parser import BytesHeaderParser
+from email.policy import HTTP
+from pathlib import Path
+from typing import BinaryIO
+
+from backend.web import ApiError
+
+ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".txt"})
+FILE_FIELD = "files"
+MAX_NAME_CHARS = 120
+MAX_PART_HEADER_BYTES = 16 * 1024
+_CHUNK = 64 * 1024
+_OWNER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+
+
+@dataclass(frozen=True)
+class StoredUpload:
+    filename: str        # the sanitised original name
+    stored_path: str     # absolute path under the upload root
+    sha256: str
+    size: int
+    new: bool = True     # False when the same bytes and name were already stored here
+
+
+def sanitize_filename(name: str) -> str:
+    """A safe single path component that keeps the original's readable parts and extension.
+
+    Drops directories (both separators), control characters, leading dots and
+    characters outside letters, digits, space, `.`, `-`, `_`, `(`, `)`; caps the
+    length while keeping the extension. Raises a 400 when nothing usable is left.
+    """
+    base = unicodedata.normalize("NFC", name or "").replace("\\", "/").split("/")[-1]
+    base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C")
+    base = re.sub(r"[^\w .()\-]", "_", base, flags=re.UNICODE)
+    base = re.sub(r"\s+", " ", base).strip(" .")
+    base = re.sub(r"_{2,}", "_", base)
+    stem, ext = os.path.splitext(base)
+    stem = stem.strip(" ._") or ""
+    if not stem:
+        raise ApiError(400, "invalid_filename", f"file name {name!r} has no usable characters")
+    if stem.upper() in _RESERVED:
+        stem = f"_{stem}"
+    ext = ext.lower()
+    stem = stem[: MAX_NAME_CHARS - len(ext)]
+    return f"{stem}{ext}"
+
+
+def check_extension(filename: str) -> None:
+    ext = os.path.splitext(filename)[1].lower()
+    if ext not in ALLOWED_EXTENSIONS:
+        allowed = ", ".join(sorted(e.lstrip(".") for e in ALLOWED_EXTENSIONS))
+        raise ApiError(415, "unsupported_file_type",
+                       f"{filename!r}: files of type {ext or '(none)'} are not accepted; allowed: {allowed}")
+
+
+def owner_dir(root: Path, owner_id: str) -> Path:
+    """`<root>/<owner_id>`, refusing ids that could escape the root."""
+    if not _OWNER_RE.match(owner_id):
+        raise ApiError(400, "invalid_id", f"{owner_id!r} is not a valid id")
+    target = (root / owner_id).resolve()
+    if not is_within(target, root):
+        raise ApiError(400, "invalid_id", f"{owner_id!r} is not a valid id")
+    return target
+
+
+def is_within(path: Path, root: Path) -> bool:
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
+    except ValueError:
+        return False
+    return True
+
+
+def boundary_of(content_type: str | None) -> bytes:
+    if not content_type:
+        raise ApiError(400, "missing_content_type", "send multipart/form-data with a 'files' field")
+    msg = Message(policy=HTTP)
+    msg["Content-Type"] = content_type
+    if msg.get_content_type() != "multipart/form-data":
+        raise ApiError(415, "unsupported_media_type", "uploads must be multipart/form-data")
+    boundary = msg.get_param("boundary")
+    if not isinstance(boundary, str) or not 1 <= len(boundary) <= 200:
+        raise ApiError(400, "invalid_multipart", "multipart/form-data without a usable boundary")
+    return boundary.encode("latin-1")
+
+
+class _Reader:
+    """Reads exactly `length` bytes of the request body, in chunks."""
+
+    def __init__(self, stream: BinaryIO, length: int) -> None:
+        self.stream, self.left = stream, length
+
+    def read(self) -> bytes:
+        if self.left <= 0:
+            return b""
+        data = self.stream.read(min(_CHUNK, self.left))
+        if not data:
+            raise ApiError(400, "truncated_body", "the request body ended early")
+        self.left -= len(data)
+        return data
+
+    def drain(self) -> None:
+        while self.left > 0 and self.read():
+            pass
+
+
+def save_uploads(stream: BinaryIO, content_type: str | None, content_length: int | None,
+                 root: Path, owner_id: str, max_bytes: int) -> list[StoredUpload]:
+    """Parse a multipart body and store its `files` parts; other fields are ignored.
+
+    A body over `max_bytes` is refused (413) before anything is read. If any
+    file is refused, files stored by this request are removed again.
+    """
+    if content_length is None:
+        raise ApiError(411, "length_required", "uploads need a Content-Length")
+    if content_length > max_bytes:
+        raise ApiError(413, "upload_too_large",
+                       f"upload is {content_length} bytes; the limit is {max_bytes} (DOCENT_MAX_UPLOAD_MB)")
+    boundary = boundary_of(content_type)
+    folder = owner_dir(root, owner_id)
+    reader = _Reader(stream, content_length)
+    stored: list[StoredUpload] = []
+    try:
+        _parse(reader, boundary, folder, root, stored)
+    except BaseException:
+        for item in stored:
+            if item.new:
+                Path(item.stored_path).unlink(missing_ok=True)
+        raise
+    if not stored:
+        raise ApiError(400, "no_files", f"no files in the multipart field '{FILE_FIELD}'")
+    return stored
+
+
+def _parse(reader: _Reader, boundary: bytes, folder: Path, root: Path, stored: list[StoredUpload]) -> None:
+    delim = b"--" + boundary
+    buf = b""
+    # Preamble up to the first delimiter line.
+    while True:
+        at = buf.find(delim)
+        if at >= 0:
+            buf = buf[at + len(delim):]
+            break
+        chunk = reader.read()
+        if not chunk:
+            raise ApiError(400, "invalid_multipart", "no multipart boundary in the body")
+        buf = buf[-len(delim):] + chunk
+    sep = b"\r\n" + delim
+    while True:
+        while len(buf) < 2:
+            chunk = reader.read()
+            if not chunk:
+                raise ApiError(400, "invalid_multipart", "the multipart body ended early")
+            buf += chunk
+        if buf.startswith(b"--"):
+            reader.drain()  # epilogue
+            return
+        if not buf.startswith(b"\r\n"):
+            raise ApiError(400, "invalid_multipart", "malformed multipart delimiter")
+        buf = buf[2:]
+        while b"\r\n\r\n" not in buf:
+            if len(buf) > MAX_PART_HEADER_BYTES:
+                raise ApiError(400, "invalid_multipart", "multipart part headers are too long")
+            chunk = reader.read()
+            if not chunk:
+                raise ApiError(400, "invalid_multipart", "the multipart body ended in a part header")
+            buf += chunk
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        headers = BytesHeaderParser(policy=HTTP).parsebytes(head + b"\r\n\r\n")
+        disposition = headers.get("Content-Disposition", "")
+        msg = Message(policy=HTTP)
+        msg["Content-Disposition"] = disposition or "form-data"
+        field = msg.get_param("name", header="content-disposition")
+        filename = msg.get_filename()
+        sink: _FileSink | None = None
+        if field == FILE_FIELD and filename:
+            safe = sanitize_filename(filename)
+            check_extension(safe)
+            sink = _FileSink(folder, root, safe)
+        try:
+            buf = _copy_part(reader, buf, sep, sink)
+            if sink is not None:
+                stored.append(sink.finish())
+                sink = None
+        finally:
+            if sink is not None:
+                sink.abort()
+
+
+def _copy_part(reader: _Reader, buf: bytes, sep: bytes, sink: _FileSink | None) -> bytes:
+    """Copy part data up to the next delimiter into `sink`; return what follows the delimiter."""
+    while True:
+        at = buf.find(sep)
+        if at >= 0:
+            if sink is not None:
+                sink.write(buf[:at])
+            return buf[at + len(sep):]
+        keep = len(sep) - 1
+        if len(buf) > keep:
+            if sink is not None:
+                sink.write(buf[:-keep])
+            buf = buf[-keep:]
+        chunk = reader.read()
+        if not chunk:
+            raise ApiError(400, "invalid_multipart", "the multipart body ended inside a part")
+        buf += chunk
+
+
+class _FileSink:
+    def __init__(self, folder: Path, root: Path, filename: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.root, self.filename = folder, root, filename
+        fd, tmp = tempfile.mkstemp(prefix=".upload-", dir=folder)
+        self.tmp = Path(tmp)
+        self.file = os.fdopen(fd, "wb")
+        self.hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        if data:
+            self.file.write(data)
+            self.hash.update(data)
+            self.size += len(data)
+
+    def finish(self) -> StoredUpload:
+        self.file.close()
+        if self.size == 0:
+            self.tmp.unlink(missing_ok=True)
+            raise ApiError(400, "empty_file", f"{self.filename!r} is empty")
+        digest = self.hash.hexdigest()
+        final = self.folder / f"{digest}_{self.filename}"
+        if not is_within(final, self.root):
+            self.tmp.unlink(missing_ok=True)
+            raise ApiError(400, "invalid_filename", f"{self.filename!r} would be stored outside the upload folder")
+        if final.exists():
+            self.tmp.unlink(missing_ok=True)
+            return StoredUpload(self.filename, str(final), digest, self.size, new=False)
+        os.replace(self.tmp, final)
+        return StoredUpload(self.filename, str(final), digest, self.size)
+
+    def abort(self) -> None:
+        if not self.file.closed:
+            self.file.close()
+        self.tmp.unlink(missing_ok=True)

@@ -1,0 +1,148 @@
+"""Request/response values shared by the server and the handlers (no I/O here)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+from urllib.parse import parse_qs
+
+
+class BodyStream:
+    """The request body: at most Content-Length bytes of the socket, counted, so the rest can be drained."""
+
+    def __init__(self, raw: BinaryIO, length: int) -> None:
+        self.raw, self.remaining = raw, max(0, length)
+
+    def read(self, n: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        want = self.remaining if n < 0 else min(n, self.remaining)
+        data = self.raw.read(want)
+        self.remaining -= len(data)
+        if not data:
+            self.remaining = 0
+        return data
+
+    def drain(self, limit: int) -> bool:
+        """Read and drop what the handler left unread, up to `limit` bytes; True when nothing is left."""
+        if self.remaining > limit:
+            return False
+        while self.remaining > 0 and self.read(256 * 1024):
+            pass
+        return self.remaining == 0
+
+
+class ApiError(Exception):
+    """An error the client sees as `{"error": {"code", "message"}}` with `status`."""
+
+    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, **self.extra}}
+
+
+def not_found(what: str, ident: str) -> ApiError:
+    return ApiError(404, f"{what}_not_found", f"{what.replace('_', ' ')} {ident!r} not found")
+
+
+@dataclass
+class Request:
+    """One parsed HTTP request. The body is read on demand (uploads stream it)."""
+
+    method: str
+    path: str
+    query_string: str
+    headers: Any  # http.client.HTTPMessage (case-insensitive .get)
+    request_id: str
+    rfile: BodyStream
+    max_json_bytes: int
+    params: dict[str, str] = field(default_factory=dict)
+    _body: bytes | None = None
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        return parse_qs(self.query_string, keep_blank_values=True)
+
+    def query_value(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else None
+
+    @property
+    def content_length(self) -> int | None:
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            return None
+        try:
+            value = int(raw)
+        except ValueError as exc:
+            raise ApiError(400, "bad_content_length", "Content-Length is not a number") from exc
+        if value < 0:
+            raise ApiError(400, "bad_content_length", "Content-Length is negative")
+        return value
+
+    def body(self) -> bytes:
+        if self._body is None:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                raise ApiError(411, "length_required", "send a Content-Length (chunked bodies are not accepted)")
+            length = self.content_length or 0
+            if length > self.max_json_bytes:
+                raise ApiError(413, "body_too_large",
+                               f"request body is {length} bytes; the limit is {self.max_json_bytes}")
+            self._body = self.rfile.read(length) if length else b""
+        return self._body
+
+    def json(self, *, required: bool = True) -> dict[str, Any]:
+        """The body as a JSON object; a missing or malformed body is a 400."""
+        raw = self.body()
+        if not raw.strip():
+            if required:
+                raise ApiError(400, "missing_body", "this endpoint needs a JSON object body")
+            return {}
+        try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ApiError(400, "invalid_json", f"the body is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ApiError(400, "invalid_body", "the body must be a JSON object")
+        return data
+
+
+@dataclass
+class Response:
+    status: int = 200
+    body: bytes | Iterable[bytes] = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, data: Any, status: int = 200) -> Response:
+        return cls(status, json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
+
+    @classmethod
+    def error(cls, err: ApiError) -> Response:
+        return cls.json(err.to_json(), err.status)
+
+
+Handler = Callable[[Any, Request], Response]
+
+
+def require_str(data: dict[str, Any], name: str, *, max_len: int = 10_000, allow_empty: bool = False) -> str:
+    value = data.get(name)
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise ApiError(400, "invalid_field", f"'{name}' must be a non-empty string")
+    if len(value) > max_len:
+        raise ApiError(400, "invalid_field", f"'{name}' is longer than {max_len} characters")
+    return value
+
+
+def optional_str(data: dict[str, Any], name: str, default: str = "", *, max_len: int = 10_000) -> str:
+    if data.get(name) is None:
+        return default
+    return require_str(data, name, max_len=max_len, allow_empty=True)
