@@ -172,7 +172,7 @@ def _llm_parts(query: str, generator: TextGenerator, max_parts: int) -> list[str
     lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)]|q\d*[:.])\s*", "", line, flags=re.I).strip() for line in raw.splitlines()]
     parts = [line for line in lines if line]
     if not validate_parts(query, parts, max_parts):
-        log.info("decompose: discarded LLM parts %r", parts[:5])
+        log.debug("decompose: discarded LLM parts %r", parts[:5])
         return None
     return [as_question(p) for p in parts]
 

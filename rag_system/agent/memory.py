@@ -219,7 +219,7 @@ def _llm_rewrite(query: str, history: list[Turn], generator: TextGenerator) -> s
     line = re.sub(r"^(?:rewritten question|question)\s*:\s*", "", line, flags=re.I).strip().strip('"\'')
     context = " ".join(t.resolved for t in history)
     if not accept_rewrite(query, line, context):
-        log.info("memory: discarded LLM rewrite %r", line[:200])
+        log.debug("memory: discarded LLM rewrite %r", line[:200])
         return None
     return line
 

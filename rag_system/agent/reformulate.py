@@ -94,7 +94,7 @@ def _llm_reformulation(query: str, generator: TextGenerator) -> str | None:
     line = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
     line = re.sub(r"^(?:keywords|query)\s*:\s*", "", line, flags=re.I).strip().strip('"\'')
     if not accept_reformulation(query, line):
-        log.info("reformulate: discarded LLM output %r", line[:200])
+        log.debug("reformulate: discarded LLM output %r", line[:200])
         return None
     return line
 

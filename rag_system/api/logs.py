@@ -36,8 +36,3 @@ def configure(level: int = logging.INFO) -> None:
     root.setLevel(level)
     for noisy in ("urllib3", "httpx", "filelock", "lance"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    # The agent steps log discarded LLM rewrites of the user's question at INFO;
-    # questions are private, so they only appear with --verbose (DEBUG).
-    if level > logging.DEBUG:
-        for private in ("rag_system.agent.memory", "rag_system.agent.decompose", "rag_system.agent.reformulate"):
-            logging.getLogger(private).setLevel(logging.WARNING)
