@@ -97,6 +97,7 @@ def evaluate(corpus: Corpus, settings: Any, args: argparse.Namespace) -> dict[st
         total = (time.perf_counter() - t0) * 1000
         verdict = judge(row, payload, corpus.case_sensitive)
         out_rows.append({"id": row.id, "query": row.query, "answer": payload["answer"],
+                         "refusal_reason": payload.get("refusal_reason"),
                          "answer_source": payload["answer_source"], "backend": payload["backend"], **verdict,
                          "citations": [{k: c[k] for k in ("n", "document_name", "page_start", "page_end")}
                                        for c in payload["citations"]],
