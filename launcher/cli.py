@@ -18,7 +18,7 @@ from types import FrameType
 
 from launcher import control, health, pidfile
 from launcher.logs import file_logger, follow
-from launcher.services import build_specs, frontend_available, resolve_port
+from launcher.services import ServiceSpec, build_specs, frontend_available, resolve_port
 from launcher.supervisor import StartupError, Supervisor
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(specs, log_dir, pid_path, with_frontend)
 
 
-def run(specs: list, log_dir: Path, pid_path: Path, with_frontend: bool) -> int:  # type: ignore[type-arg]
+def run(specs: list[ServiceSpec], log_dir: Path, pid_path: Path, with_frontend: bool) -> int:
     """Start everything, print a summary, supervise until Ctrl-C/SIGTERM, stop everything."""
     running = pidfile.running_launcher(pid_path)
     if running is not None:
@@ -123,7 +123,7 @@ def run(specs: list, log_dir: Path, pid_path: Path, with_frontend: bool) -> int:
     return EXIT_OK
 
 
-def summary(specs: list, results: list[health.HealthResult], supervisor: Supervisor) -> str:  # type: ignore[type-arg]
+def summary(specs: list[ServiceSpec], results: list[health.HealthResult], supervisor: Supervisor) -> str:
     lines = ["Docent is up:"]
     for spec, child in zip(specs, supervisor.children):
         pid = child.popen.pid if child.popen else "-"
@@ -133,9 +133,10 @@ def summary(specs: list, results: list[health.HealthResult], supervisor: Supervi
     if llm:
         lines.append(f"  answers by: {llm.get('chosen', '?')} (LLM_BACKEND={llm.get('configured', '?')})")
         ollama = next((b for b in llm.get("backends", []) if b.get("name") == "ollama"), None)
-        if os.environ.get("OLLAMA_HOST") and ollama is not None:
+        if ollama is not None:  # optional: reported, never required
+            where = os.environ.get("OLLAMA_HOST") or "OLLAMA_HOST default"
             state = "reachable, used" if llm.get("chosen") == "ollama" else \
                 f"not used ({ollama.get('detail') or 'unavailable'})"
-            lines.append(f"  Ollama at {os.environ['OLLAMA_HOST']}: {state}")
+            lines.append(f"  Ollama ({where}): {state}")
     lines.append("Ctrl-C (or `run_system.py --stop`) stops everything; `run_system.py --health` checks it.")
     return "\n".join(lines)
