@@ -80,9 +80,8 @@ class Running:
         return record
 
 
-@pytest.fixture(scope="module")
-def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    tmp = tmp_path_factory.mktemp("launcher")
+def start_launcher(tmp: Path) -> Running:
+    """Start `run_system.py` on free ports and return once it printed its summary."""
     rag, gateway, front = free_ports(3)
     args = ["--rag-port", str(rag), "--gateway-port", str(gateway), "--frontend-port", str(front)]
     if not frontend_available():
@@ -90,26 +89,37 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     popen = subprocess.Popen([sys.executable, RUN_SYSTEM, *args], cwd=tmp, env=launcher_env(tmp),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     state = Running(tmp, [rag, gateway, front], popen)
+    assert popen.stdout is not None
+    output = []
+    for line in popen.stdout:  # the launcher prints its summary once everything is healthy
+        output.append(line)
+        if line.startswith("Docent is up"):
+            break
+    assert popen.poll() is None, f"launcher exited: {popen.returncode}: {''.join(output)}"
+    state.remember()
+    return state
+
+
+def cleanup(state: Running) -> None:
+    """Whatever a failed test left running: stop the launcher, then any child by recorded pid."""
+    if state.popen.poll() is None:
+        state.popen.send_signal(signal.SIGTERM)
+        try:
+            state.popen.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            state.popen.kill()
+    for pid, ticks in state.seen_pids:
+        if proc.alive(pid, ticks):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    state = start_launcher(tmp_path_factory.mktemp("launcher"))
     try:
-        assert popen.stdout is not None
-        for line in popen.stdout:  # the launcher prints its summary once everything is healthy
-            if line.startswith("Docent is up"):
-                break
-            if popen.poll() is not None:
-                break
-        assert popen.poll() is None, f"launcher exited: {popen.returncode}"
-        state.remember()
         yield state
     finally:
-        if popen.poll() is None:
-            popen.send_signal(signal.SIGTERM)
-            try:
-                popen.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                popen.kill()
-        for pid, ticks in state.seen_pids:
-            if proc.alive(pid, ticks):
-                os.kill(pid, signal.SIGKILL)
+        cleanup(state)
 
 
 def test_health_exits_zero_when_everything_is_up(running: Running) -> None:
@@ -170,3 +180,19 @@ def test_port_in_use_names_the_holder(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert f"port {port}" in done.stderr and f"pid {os.getpid()}" in done.stderr and "--rag-port" in done.stderr
     assert pid_record(tmp_path) is None
+
+
+def test_stop_after_the_launcher_was_killed_leaves_no_service_behind(tmp_path: Path) -> None:
+    state = start_launcher(tmp_path)
+    try:
+        record = state.remember()
+        os.kill(record["launcher"]["pid"], signal.SIGKILL)
+        state.popen.wait(timeout=30)
+        services = list(record["services"].values())
+        assert all(proc.alive(r["pid"], r["start_ticks"]) for r in services)  # orphans, still serving
+        done = cli(tmp_path, "--stop")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert [r["pid"] for r in services if proc.alive(r["pid"], r["start_ticks"])] == []
+        assert pid_record(tmp_path) is None
+    finally:
+        cleanup(state)
