@@ -37,6 +37,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--gateway-port", type=int, default=None, help="gateway port (default GATEWAY_PORT or 8000)")
     p.add_argument("--frontend-port", type=int, default=None, help="frontend port (default FRONTEND_PORT or 3000)")
     p.add_argument("--log-dir", type=Path, default=Path("logs"), help="logs and pid file (default ./logs)")
+    p.add_argument("--watch-interval", type=float, default=10.0,
+                   help="seconds between health checks of running services; a service that was healthy and "
+                        "then fails 3 checks in a row is restarted (default 10)")
     p.add_argument("--start-timeout", type=float, default=300.0,
                    help="seconds the RAG API may take to load its models (default 300)")
     return p
@@ -82,10 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = control.check_all(pid_path, specs, explicit)
         print(health.table(results))
         return EXIT_OK if all(r.healthy for r in results) else EXIT_FAIL
-    return run(specs, log_dir, pid_path, with_frontend)
+    return run(specs, log_dir, pid_path, with_frontend, args.watch_interval)
 
 
-def run(specs: list[ServiceSpec], log_dir: Path, pid_path: Path, with_frontend: bool) -> int:
+def run(specs: list[ServiceSpec], log_dir: Path, pid_path: Path, with_frontend: bool,
+        watch_interval_s: float = 10.0) -> int:
     """Start everything, print a summary, supervise until Ctrl-C/SIGTERM, stop everything."""
     running = pidfile.running_launcher(pid_path)
     if running is not None:
@@ -104,7 +108,7 @@ def run(specs: list[ServiceSpec], log_dir: Path, pid_path: Path, with_frontend: 
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
-    supervisor = Supervisor(specs, log_dir, stop)
+    supervisor = Supervisor(specs, log_dir, stop, watch_interval_s=watch_interval_s)
     print(f"starting {', '.join(s.name for s in specs)} (logs in {log_dir})"
           + ("" if with_frontend else "; frontend not started"), flush=True)
     try:

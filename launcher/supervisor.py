@@ -25,6 +25,8 @@ from launcher.services import ServiceSpec, child_environment
 log = logging.getLogger("docent.launcher")
 
 STOP_TIMEOUT_S = 15.0
+HUNG_AFTER_FAILURES = 3  # consecutive failed health checks of a running service that was healthy
+HEALTH_TIMEOUT_S = 10.0
 
 
 class StartupError(RuntimeError):
@@ -40,6 +42,9 @@ class Child:
     started_at: float = 0.0
     restarts: int = 0
     restart_at: float | None = None  # when a crashed process is due to be started again
+    healthy_once: bool = False  # this process has answered /health since it started
+    failures: int = 0  # consecutive failed health checks since then
+    hung: bool = False  # set by the health watch, acted on by the main loop
 
     def running(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
@@ -47,13 +52,14 @@ class Child:
 
 class Supervisor:
     def __init__(self, specs: list[ServiceSpec], log_dir: Path, stop: threading.Event,
-                 backoff: Backoff | None = None) -> None:
+                 backoff: Backoff | None = None, watch_interval_s: float = 10.0) -> None:
         self.children = [Child(s, Backoff(**vars(backoff)) if backoff else Backoff()) for s in specs]
         self.log_dir = log_dir
         self.pid_path = log_dir / pidfile.PID_FILE_NAME
         self.stop_event = stop
         self.host = specs[0].host if specs else "127.0.0.1"
         self._me = pidfile.ProcessRecord(os.getpid(), proc.start_ticks(os.getpid()))
+        self.watch_interval_s = watch_interval_s
 
     # -- start ----------------------------------------------------------------------
     def start_all(self) -> list[health.HealthResult]:
@@ -75,6 +81,7 @@ class Supervisor:
                     f"was not healthy after {child.spec.start_deadline_s:.0f} s ({result.status}: {result.detail})"
                 raise StartupError(f"{child.spec.name} {why}; see {self.log_dir / (child.spec.name + '.log')}"
                                    + (f"\n  {tail}" if tail else ""))
+            child.healthy_once = True
             log.info("service healthy", extra={"service": child.spec.name, "url": child.spec.url,
                                                "pid": child.popen.pid if child.popen else None})
             results.append(result)
@@ -93,6 +100,7 @@ class Supervisor:
         child.pump.start()
         child.started_at = time.monotonic()
         child.restart_at = None
+        child.healthy_once, child.failures, child.hung = False, 0, False
         log.info("service started", extra={"service": spec.name, "pid": child.popen.pid,
                                            "argv": " ".join(spec.argv[1:]), "restarts": child.restarts})
         self.write_pid_file()
@@ -107,14 +115,43 @@ class Supervisor:
 
     # -- watch ------------------------------------------------------------------------
     def watch(self, tick: float = 0.25) -> None:
-        """Until stopped: restart crashed services after their backoff delay."""
+        """Until stopped: restart crashed services after their backoff delay, and hung ones."""
+        watcher = threading.Thread(target=self._health_watch, name="docent-health-watch", daemon=True)
+        watcher.start()
         while not self.stop_event.is_set():
             self.tick()
             self.stop_event.wait(tick)
+        watcher.join(timeout=HEALTH_TIMEOUT_S + 1)
+
+    def _health_watch(self) -> None:
+        """A process can be alive and useless (deadlocked, stopped): after it has been healthy,
+        `HUNG_AFTER_FAILURES` failed checks in a row mark it hung; one that never gets healthy
+        within its start deadline is hung too. Runs in a thread so a slow check never delays
+        the restart of a crashed service."""
+        while not self.stop_event.wait(self.watch_interval_s):
+            for child in self.children:
+                if not child.running() or child.hung:
+                    continue
+                pid = child.popen.pid if child.popen else None
+                result = health.check(child.spec.name, child.spec.url, timeout=HEALTH_TIMEOUT_S)
+                if child.popen is None or child.popen.pid != pid:
+                    continue  # restarted meanwhile
+                if result.healthy:
+                    child.healthy_once, child.failures = True, 0
+                elif child.healthy_once:
+                    child.failures += 1
+                    child.hung = child.failures >= HUNG_AFTER_FAILURES
+                else:
+                    child.hung = time.monotonic() - child.started_at > child.spec.start_deadline_s
+                if child.hung:
+                    log.error("service not answering /health; restarting it", extra={
+                        "service": child.spec.name, "pid": pid, "status": result.status, "detail": result.detail})
 
     def tick(self) -> None:
         now = time.monotonic()
         for child in self.children:
+            if child.running() and child.hung and child.popen is not None:
+                terminate_group(child.popen, 5.0)  # then restarted like a crash, with backoff
             if child.running():
                 child.backoff.observe_uptime(now - child.started_at)
                 continue
@@ -151,6 +188,8 @@ def terminate_group(popen: subprocess.Popen[bytes], timeout: float) -> None:
     for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(popen.pid, sig)
+            if sig == signal.SIGTERM:
+                os.killpg(popen.pid, signal.SIGCONT)  # a stopped process handles SIGTERM only once resumed
         except ProcessLookupError:
             pass
         try:

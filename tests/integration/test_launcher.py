@@ -83,7 +83,8 @@ class Running:
 def start_launcher(tmp: Path) -> Running:
     """Start `run_system.py` on free ports and return once it printed its summary."""
     rag, gateway, front = free_ports(3)
-    args = ["--rag-port", str(rag), "--gateway-port", str(gateway), "--frontend-port", str(front)]
+    args = ["--rag-port", str(rag), "--gateway-port", str(gateway), "--frontend-port", str(front),
+            "--watch-interval", "1"]
     if not frontend_available():
         args.append("--no-frontend")
     popen = subprocess.Popen([sys.executable, RUN_SYSTEM, *args], cwd=tmp, env=launcher_env(tmp),
@@ -152,6 +153,24 @@ def test_killed_rag_api_is_restarted(running: Running) -> None:
     wait_for(lambda: cli(running.tmp, "--health").returncode == 0, START_DEADLINE_S, "a healthy RAG API again", 2)
     events = [json.loads(line) for line in (running.tmp / "logs" / "launcher.log").read_text().splitlines()]
     assert any(e["msg"] == "service exited; restarting" and e.get("service") == "rag-api" for e in events)
+
+
+def test_hung_gateway_is_restarted(running: Running) -> None:
+    """A gateway that is alive but answers nothing (SIGSTOP) fails its health checks and is replaced."""
+    before = running.remember()["services"]["gateway"]
+    os.kill(before["pid"], signal.SIGSTOP)
+
+    def replaced() -> dict[str, Any] | None:
+        rec = (pid_record(running.tmp) or {}).get("services", {}).get("gateway")
+        return rec if rec and rec["pid"] != before["pid"] else None
+
+    after = wait_for(replaced, 120, "the launcher to replace the hung gateway")
+    assert after["restarts"] == before["restarts"] + 1
+    running.remember()
+    assert not proc.alive(before["pid"], before["start_ticks"])
+    wait_for(lambda: cli(running.tmp, "--health").returncode == 0, START_DEADLINE_S, "a healthy gateway again", 2)
+    events = [json.loads(line) for line in (running.tmp / "logs" / "launcher.log").read_text().splitlines()]
+    assert any(e["msg"].startswith("service not answering") and e.get("service") == "gateway" for e in events)
 
 
 def test_stop_leaves_no_process_behind(running: Running) -> None:
