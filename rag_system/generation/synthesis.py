@@ -158,6 +158,7 @@ class Synthesizer:
                backend: LLMBackend, options: SynthesisOptions, emit: Emit,
                usage: dict[str, dict[str, int]]) -> tuple[Answer, dict[str, Any]]:
         if is_refusal(text):
+            emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
         report = check(text, blocks, options.verify)
         first = report.to_json()

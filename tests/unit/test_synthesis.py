@@ -160,8 +160,9 @@ def test_model_refusal_is_trusted_when_the_evidence_matches_weakly():
 
 def test_model_refusal_is_overruled_when_a_sentence_matches_the_question_closely():
     backend = Scripted("The documents do not say.")
-    answer, _ = run(backend, question="Which default value is assumed if the value is absent?")
+    answer, events = run(backend, question="Which default value is assumed if the value is absent?")
     assert answer.answer_source == "extractive"
+    assert events.index("token") < events.index("citations") < events.index("answer_replaced")
     assert "[1]" in answer.answer or "[2]" in answer.answer
 
 
