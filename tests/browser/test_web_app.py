@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ TXT = "Harbour tide log.\n\nThe quillwort harbour records its highest tide in Ma
 
 
 def shot(page: Any, name: str) -> None:
+    page.wait_for_timeout(150)  # let a viewport change settle
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
 
 
@@ -48,7 +50,7 @@ def drop_files(page: Any, selector: str, files: list[tuple[str, bytes, str]]) ->
 
 @pytest.fixture()
 def page(browser: Any, stack: Stack) -> Any:
-    ctx = browser.new_context(viewport=DESKTOP, bypass_csp=True)  # lets wait_for_function eval; the app never needs it
+    ctx = browser.new_context(viewport=DESKTOP, bypass_csp=True, reduced_motion="reduce")  # lets wait_for_function eval; the app never needs it
     pg = ctx.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -129,7 +131,8 @@ def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
 
     # the answer: citation chips, badge, timings, sources with highlighted terms
     answer = page.locator(".msg.assistant").last
-    assert "bluejay" in answer.locator(".answer").inner_text().lower()
+    text = answer.locator(".answer").inner_text()
+    assert "bluejay" in text.lower() and not re.search(r"[0-9a-f]{64}", text), text
     assert answer.locator("button.cite").count() >= 1
     assert answer.locator(".badge").inner_text().lower() == "extractive"
     assert "total" in answer.locator(".timings").inner_text()
@@ -197,10 +200,10 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
     assert page.get_attribute(".phase[data-phase=retrieving]", "data-state") == "done"
     box_before = page.locator("#composer").bounding_box()
     shot(page, "streaming-desktop")
-    partial = page.inner_text(".msg.assistant .answer")
     page.click("#stop")
     page.wait_for_selector(".msg.assistant[data-state=stopped]")
-    time.sleep(1.0)
+    partial = page.inner_text(".msg.assistant .answer")
+    time.sleep(1.0)  # the model would have sent 3 more words by now
     # nothing more arrives, the UI is usable again, and nothing jumped
     assert page.inner_text(".msg.assistant .answer") == partial
     assert "page two" not in partial or len(partial.split()) < 60
@@ -251,3 +254,35 @@ def test_errors_are_readable_with_retry(page: Any, stack: Stack) -> None:
     shot(page, "sidebar-phone")
     page.keyboard.press("Escape")
     assert not page.locator("body.sidebar-open").count()
+
+
+def test_dark_theme_and_sanitised_markdown(page: Any, stack: Stack) -> None:
+    page.emulate_media(color_scheme="dark")
+    page.goto(stack.url + "/")
+    page.wait_for_selector("body[data-ready=true]")
+    page.click(".session-link >> nth=-1")  # the first conversation (oldest is last)
+    page.wait_for_selector(".msg.assistant button.cite")
+    bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert bg == "rgb(21, 23, 28)", bg
+    shot(page, "chat-dark-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "chat-dark-phone")
+    # the explicit setting wins over the system scheme
+    page.goto(stack.url + "/#/settings")
+    page.wait_for_selector("#settings-form")
+    page.select_option("select[name=theme]", "light")
+    assert page.evaluate("document.documentElement.dataset.theme") == "light"
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(247, 247, 248)"
+    # model output is Markdown, sanitised: no script, no event handlers, no javascript: links
+    html = page.evaluate("""async () => {
+        const { renderMarkdown } = await import('/js/markdown.js');
+        const box = document.createElement('div');
+        renderMarkdown(box, '**bold** [1]\\n\\n<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>' +
+            '[click](javascript:window.pwned=3) <a href="#" onclick="window.pwned=4">x</a>',
+            [{ n: 1, document_name: 'a.pdf', page_start: 1, page_end: 1 }]);
+        document.body.append(box);
+        return box.innerHTML;
+    }""")
+    assert "<strong>bold</strong>" in html and 'class="cite"' in html
+    assert "onerror" not in html and "<script" not in html and "javascript:" not in html and "onclick" not in html
+    assert page.evaluate("window.pwned") is None

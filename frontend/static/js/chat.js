@@ -1,6 +1,6 @@
 // The chat view: index picker, history, streaming answers with live pipeline phases, citations, sources.
 import { gateway, streamChat } from "./api.js";
-import { bestSnippet, displayName, highlightInto, pages, queryTerms, renderMarkdown } from "./markdown.js";
+import { bestSnippet, cleanText, displayName, highlightInto, pages, queryTerms, renderMarkdown } from "./markdown.js";
 import { chatOptions, save, settings } from "./settings.js";
 import { createSession, markCurrent, touchSession } from "./sessions.js";
 import { el, errorBox, fmtMs, toast, uuid } from "./util.js";
@@ -137,7 +137,7 @@ function finish(shell, result, question) {
     const terms = queryTerms(question);
     for (const s of docs) {
       const snippet = el("p", { class: "snippet" });
-      highlightInto(snippet, bestSnippet(s.text, terms), terms);
+      highlightInto(snippet, bestSnippet(cleanText(s.text), terms), terms);
       const cite = citations.find((c) => c.chunk_id === s.chunk_id) || { ...s, quote: (s.text || "").slice(0, 300) };
       list.append(el("li", { class: "source", value: s.n },
         el("button", { type: "button", class: "link", onclick: () => openCitation({ ...cite, n: s.n }) },

@@ -7,7 +7,7 @@ marked.use({ gfm: true, breaks: false });
 const CITE = /\[(\d{1,3})\](?!\()/g;
 
 export function renderMarkdown(target, text, citations = []) {
-  const html = DOMPurify.sanitize(marked.parse(text || ""), { USE_PROFILES: { html: true }, FORBID_TAGS: ["style", "form", "input"] });
+  const html = DOMPurify.sanitize(marked.parse(cleanText(text)), { USE_PROFILES: { html: true }, FORBID_TAGS: ["style", "form", "input"] });
   target.innerHTML = html;
   const known = new Map(citations.map((c) => [Number(c.n), c]));
   const walker = document.createTreeWalker(target, NodeFilter.SHOW_TEXT);
@@ -44,6 +44,11 @@ export function renderMarkdown(target, text, citations = []) {
 // The RAG API names documents by their stored file (`<sha256>_report.pdf`); people see `report.pdf`.
 export function displayName(name) {
   return String(name || "").replace(/^[0-9a-f]{64}_/, "");
+}
+
+// Chunk text opens with the stored file name (`<sha256>_report.pdf > Heading`); show `report.pdf`.
+export function cleanText(text) {
+  return String(text || "").replace(/\b[0-9a-f]{64}_/g, "");
 }
 
 export function pages(c) {

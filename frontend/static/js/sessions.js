@@ -40,7 +40,7 @@ function renderList() {
     const li = el("li", { class: `session${active ? " active" : ""}`, dataset: { id: s.id } },
       el("a", { href: `#/chat/${s.id}`, class: "session-link", "aria-current": active ? "page" : null, text: s.title || "Untitled" }),
       el("button", { type: "button", class: "btn icon small", "aria-label": `Rename “${s.title}”`, title: "Rename", onclick: () => rename(s, li), text: "✎" }),
-      el("button", { type: "button", class: "btn icon small", "aria-label": `Delete “${s.title}”`, title: "Delete", onclick: () => remove(s), text: "🗑" }));
+      el("button", { type: "button", class: "btn icon small", "aria-label": `Delete “${s.title}”`, title: "Delete", onclick: () => remove(s), text: "×" }));
     ul.append(li);
   }
   nav.append(ul);

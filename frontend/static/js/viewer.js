@@ -1,6 +1,6 @@
 // The page viewer: the cited page as an image from the gateway, the quote highlighted.
 import { gatewayBlob, gatewayFileUrl } from "./api.js";
-import { pages } from "./markdown.js";
+import { cleanText, pages } from "./markdown.js";
 import { el } from "./util.js";
 
 const dialog = () => document.getElementById("page-viewer");
@@ -20,7 +20,7 @@ export async function openCitation(c) {
   const body = document.getElementById("viewer-body");
   document.getElementById("viewer-title").textContent = `[${c.n}] ${c.document_name}${c.page_start ? ` — ${pages(c)}` : ""}`;
   body.textContent = "";
-  const quote = el("blockquote", { class: "quote", text: c.quote || "" });
+  const quote = el("blockquote", { class: "quote", text: cleanText(c.quote) });
   const frame = el("div", { class: "page-frame", "aria-busy": "true" }, el("div", { class: "spinner", "aria-label": "Loading page" }));
   body.append(quote, frame,
     el("p", {}, el("a", { href: gatewayFileUrl(c.document_id), target: "_blank", rel: "noopener noreferrer", text: "Open the original file" })));
