@@ -87,6 +87,7 @@ def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
     assert "Build finished: 2 / 2 files" in page.inner_text("#build-label")
     page.wait_for_function("[...document.querySelectorAll('#documents .status')].every(s => s.textContent === 'indexed')")
     assert page.locator(".index-pick .status").first.inner_text() == "ready"
+    assert page.locator(".index-pick .count").first.inner_text() == "2 documents"
     shot(page, "indexes-desktop")
     page.set_viewport_size(PHONE)
     shot(page, "indexes-phone")

@@ -27,7 +27,7 @@ export function initChat(container) {
 }
 
 function composer() {
-  const input = el("textarea", { id: "question", rows: 2, maxlength: 8000, placeholder: "Ask about your documents…  (Enter to send, Shift+Enter for a new line)", "aria-label": "Question" });
+  const input = el("textarea", { id: "question", rows: 2, maxlength: 8000, placeholder: "Ask about your documents…", "aria-label": "Question (Enter sends, Shift+Enter adds a line)", title: "Enter sends, Shift+Enter adds a line" });
   const send = el("button", { type: "submit", class: "btn primary", id: "send", text: "Send" });
   const stop = el("button", { type: "button", class: "btn danger", id: "stop", text: "Stop", hidden: true });
   const form = el("form", { class: "composer", id: "composer" }, input, el("div", { class: "composer-actions" }, send, stop));
@@ -256,8 +256,16 @@ export async function ask(text, existing = null) {
     view.querySelector("#send").hidden = false;
     view.querySelector("#stop").hidden = true;
     input.focus();
-    gateway("GET", `/sessions/${sid}`).then(({ session }) => touchSession(session)).catch(() => {});
+    refreshTitle(sid, 6);
   }
+}
+
+// The RAG API saves the turn in the background; the session takes its title from the first question then.
+function refreshTitle(sid, tries) {
+  gateway("GET", `/sessions/${sid}`).then(({ session, messages }) => {
+    touchSession(session);
+    if (tries > 1 && (session.title === "New Chat" || messages.length % 2)) setTimeout(() => refreshTitle(sid, tries - 1), 700);
+  }).catch(() => {});
 }
 
 export function currentSession() { return sessionId; }

@@ -48,7 +48,7 @@ export async function renderIndexes(container, selectId = selected) {
         onclick: () => renderIndexes(root, ix.id) },
       el("span", { class: "index-name", text: ix.name }),
       el("span", { class: `status s-${ix.metadata?.status || "created"}`, text: ix.metadata?.status || "created" }),
-      el("span", { class: "muted small", text: `${ix.document_count} document${ix.document_count === 1 ? "" : "s"}` }))));
+      el("span", { class: "muted small count", text: docCount(ix.document_count) }))));
   }
   layout.append(ul);
   const current = list.find((i) => i.id === selected);
@@ -64,7 +64,7 @@ function detail(ix) {
   const buildBtn = el("button", { type: "button", class: "btn primary", id: "build-index", text: "Build index", disabled: ix.metadata?.status === "building" });
   const progress = el("div", { class: "build-progress", id: "build-progress", role: "status", "aria-live": "polite" });
   const docs = el("ul", { class: "documents", role: "list", id: "documents", "aria-label": "Documents" });
-  renderDocs(docs, ix.documents, ix.metadata?.last_build);
+  renderDocs(docs, ix.documents);
 
   box.append(
     el("div", { class: "row between" }, el("h2", { text: ix.name }),
@@ -87,7 +87,8 @@ function detail(ix) {
     });
     await Promise.all(jobs);
     const fresh = await gateway("GET", `/indexes/${ix.id}`);
-    renderDocs(docs, fresh.documents, fresh.metadata?.last_build);
+    renderDocs(docs, fresh.documents);
+    refreshListItem(fresh);
   };
   drop.addEventListener("click", () => fileInput.click());
   drop.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); fileInput.click(); } });
@@ -110,7 +111,20 @@ function detail(ix) {
   return box;
 }
 
-function renderDocs(ul, documents = [], lastBuild = null) {
+function docCount(n) {
+  return `${n} document${n === 1 ? "" : "s"}`;
+}
+
+function refreshListItem(ix) {
+  const pick = root?.querySelector(`.index-pick[data-id="${ix.id}"]`);
+  if (!pick) return;
+  const status = ix.metadata?.status || "created";
+  pick.querySelector(".status").textContent = status;
+  pick.querySelector(".status").className = `status s-${status}`;
+  pick.querySelector(".count").textContent = docCount(ix.document_count ?? ix.documents.length);
+}
+
+function renderDocs(ul, documents = []) {
   ul.textContent = "";
   if (!documents.length) { ul.append(el("li", { class: "muted", text: "No documents yet." })); return; }
   for (const d of documents) {
@@ -149,8 +163,7 @@ function follow(indexId, jobId, box, docs, buildBtn) {
       buildBtn.disabled = false;
       const fresh = await gateway("GET", `/indexes/${indexId}`);
       renderDocs(docs, fresh.documents);
-      const statusEl = root?.querySelector(`.index-pick[data-id="${indexId}"] .status`);
-      if (statusEl) { statusEl.textContent = fresh.metadata.status; statusEl.className = `status s-${fresh.metadata.status}`; }
+      refreshListItem(fresh);
       return;
     }
     pollTimer = setTimeout(tick, 400);
