@@ -1,4 +1,5 @@
-# Docent: `make run` sets everything up and starts the product,
+# Docent: `make run` sets everything up and starts the product (run_system.py:
+# RAG API, gateway and, once it exists, the frontend; Ctrl-C stops them),
 # `make test` sets everything up and runs the whole test suite.
 
 PYTHON ?= python3
@@ -7,8 +8,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMPS := $(VENV)/.stamps
 NATIVE_SRC := $(shell find native/src -name '*.rs' 2>/dev/null) native/Cargo.toml native/Cargo.lock native/pyproject.toml native/docent_native.pyi
-DOCS ?=
-INDEX ?= default
+RUN_ARGS ?=
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -62,14 +62,12 @@ setup-browser:
 test-browser: setup
 	$(PY) -m pytest -q tests/browser
 
+
+# Runs in the foreground until Ctrl-C; `make run RUN_ARGS="--no-frontend --gateway-port 8080"`
+# passes flags through. Documents are added through the gateway (upload + build)
+# or indexed from the command line: $(PY) -m rag_system index <folder> --index <name>.
 run: setup
-	@if [ -n "$(DOCS)" ]; then \
-		$(PY) -m rag_system index "$(DOCS)" --index "$(INDEX)"; \
-	else \
-		echo "Docent engine is installed. Index a folder with:"; \
-		echo "  make run DOCS=<folder> INDEX=<name>"; \
-		echo "or: $(PY) -m rag_system index <folder> --index <name> --json"; \
-	fi
+	$(PY) run_system.py $(RUN_ARGS)
 
 test: setup test-rust test-python
 

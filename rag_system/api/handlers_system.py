@@ -41,7 +41,13 @@ def health(request: Request) -> Response:
     }
     # The extractive backend always answers, so an LLM problem degrades answers but never readiness.
     ready = all(components[c].get("ok") for c in ("embedder", "store", "jobs"))
-    return Response(200 if ready else 503, {"status": "ok" if ready else "unavailable", "components": components})
+    body: dict[str, Any] = {"components": components}
+    if request.query.get("deep", ["0"])[-1].lower() in ("1", "true", "yes"):
+        from rag_system.api.deep_health import probe
+
+        body["deep"] = probe(service)
+        ready = ready and body["deep"]["embed"]["ok"] and body["deep"]["search"]["ok"]
+    return Response(200 if ready else 503, {"status": "ok" if ready else "unavailable", **body})
 
 
 def models(request: Request) -> Response:

@@ -19,7 +19,7 @@ import docent_native
 from rag_system.generation.terms import key_terms, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
-MIN_OVERLAP = 0.25
+MIN_OVERLAP = 0.1  # low on purpose: off-topic questions are refused before this runs
 RANK_DECAY = 0.15  # score x 1 / (1 + RANK_DECAY * block rank)
 MAX_SENTENCE_CHARS = 320
 POOL = 24

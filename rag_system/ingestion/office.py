@@ -17,7 +17,7 @@ from typing import Any
 
 from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder, join_inline, render_table
-from rag_system.ingestion.types import ConversionError, ConvertedDocument
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedD
     warnings = [f"Docling: {e}" for e in errors]
     if not mapper.builder.blocks:
         warnings.append("no text found")
-    return ConvertedDocument(path=path, name=path.name, file_type=file_type, page_count=page_count,
+    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=page_count,
                              blocks=tuple(mapper.builder.blocks), warnings=tuple(warnings))
 
 

@@ -19,7 +19,7 @@ from rag_system.config import Settings
 from rag_system.ingestion.ocr import get_ocr_engine, page_is_blank, render_for_ocr
 from rag_system.ingestion.pdf_layout import Line, build_page_blocks, extract_lines, font_profile
 from rag_system.ingestion.structure import BlockBuilder, boilerplate_key, render_table, repeated_edge_lines
-from rag_system.ingestion.types import ConversionError, ConvertedDocument
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def convert_pdf(path: Path, settings: Settings) -> ConvertedDocument:
         if not builder.blocks:
             warnings.append("no text found")
         return ConvertedDocument(
-            path=path, name=path.name, file_type="pdf", page_count=len(pages), blocks=tuple(builder.blocks),
+            path=path, name=display_name(path), file_type="pdf", page_count=len(pages), blocks=tuple(builder.blocks),
             ocr_engine=ocr.engine_name if ocr else None, ocr_pages=tuple(ocr.done) if ocr else (),
             warnings=tuple(warnings),
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 from rag_system.config import Settings
 from rag_system.ingestion.sniff import binary_reason
 from rag_system.ingestion.structure import BlockBuilder, boilerplate_key, repeated_edge_lines
-from rag_system.ingestion.types import ConversionError, ConvertedDocument
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def convert_text(path: Path, settings: Settings) -> ConvertedDocument:
     if not builder.blocks:
         warnings.append("no text found")
     logger.debug("text %s: %d pages, %d blocks", path.name, len(pages), len(builder.blocks))
-    return ConvertedDocument(path=path, name=path.name, file_type="txt", page_count=len(pages),
+    return ConvertedDocument(path=path, name=display_name(path), file_type="txt", page_count=len(pages),
                              blocks=tuple(builder.blocks), warnings=tuple(warnings))
 
 

@@ -7,6 +7,7 @@ at the original file again and every chunk can carry a page-level citation.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,3 +46,16 @@ class ConversionError(Exception):
         super().__init__(f"{path}: {reason}")
         self.path = str(path)
         self.reason = reason
+
+
+_UPLOAD_PREFIX = re.compile(r"^[0-9a-f]{64}_(?=.)")
+
+
+def display_name(path: Path) -> str:
+    """The name users see in citations: the file name without the gateway's `<sha256>_` upload prefix.
+
+    Uploads are stored as `<sha256>_<original name>` so identical names never
+    collide on disk; the prefix means nothing to a reader and would crowd every
+    evidence label the model sees.
+    """
+    return _UPLOAD_PREFIX.sub("", path.name)

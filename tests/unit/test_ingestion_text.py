@@ -108,3 +108,12 @@ def test_numbered_section_titles_become_headings() -> None:
     assert heading_level("3 packets were lost in transit.") is None
     assert heading_level("2.  the lower-case start") is None
     assert heading_level("1990 Annual Report") is None
+
+
+def test_upload_prefix_is_not_part_of_the_display_name(tmp_path):
+    from rag_system.ingestion.types import display_name
+
+    digest = "ab" * 32
+    assert display_name(tmp_path / f"{digest}_Leave Policy.pdf") == "Leave Policy.pdf"
+    assert display_name(tmp_path / f"{digest}_") == f"{digest}_"
+    assert display_name(tmp_path / "abc_report.pdf") == "abc_report.pdf"
