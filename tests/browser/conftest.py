@@ -54,7 +54,7 @@ class Stack:
         self.url = web.url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     _require_browser()
     data = tmp_path_factory.mktemp("browser") / "data"
@@ -78,7 +78,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         llm.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(stack: Stack) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 

@@ -34,6 +34,7 @@ function composer() {
   form.addEventListener("submit", (e) => { e.preventDefault(); ask(input.value); });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
+    if (e.key === "Escape" && controller) { e.preventDefault(); controller.abort(); }
   });
   stop.addEventListener("click", () => controller?.abort());
   return form;
@@ -199,6 +200,7 @@ export async function ask(text, existing = null) {
   view.querySelector("#stop").hidden = false;
   view.querySelector("#stop").focus();
   shell.wrap.dataset.state = "streaming";
+  shell.body.setAttribute("aria-busy", "true"); // screen readers read the answer once, not token by token
   let streamed = "", frame = 0, completed = false;
   const paint = () => { frame = 0; renderMarkdown(shell.body, streamed); follow(); };
   const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions() };
@@ -252,6 +254,7 @@ export async function ask(text, existing = null) {
       shell.meta.replaceChildren(errorBox(err, () => ask(question, shell.wrap)));
     }
   } finally {
+    shell.body.removeAttribute("aria-busy");
     controller = null;
     view.querySelector("#send").hidden = false;
     view.querySelector("#stop").hidden = true;
