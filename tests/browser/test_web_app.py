@@ -64,7 +64,7 @@ def page(browser: Any, stack: Stack) -> Any:
 def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
     page.goto(stack.url + "/#/indexes")
     page.wait_for_selector("body[data-ready=true]")
-    assert page.locator(".health.ok").is_visible()
+    page.wait_for_selector(".health.ok", timeout=60_000)  # re-checked every 5 s until both services are ready
 
     # create an index
     page.fill("#create-index input[name=name]", "Field guides")
@@ -140,7 +140,8 @@ def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
     answer.locator("details.sources summary").click()
     assert "guide.pdf" in answer.locator(".source-list").inner_text()
     marks = [m.lower() for m in answer.locator(".snippet mark").all_inner_texts()]
-    assert "bluejay" in marks and "which" not in marks, marks
+    assert marks[0] == "bluejay" or "bluejay" in marks[:2], marks  # the snippet is the passage around the rare term
+    assert "which" not in marks, marks
     assert not answer.locator(".answer script, .answer [onclick]").count()
     shot(page, "chat-desktop")
 

@@ -54,14 +54,16 @@ function initSidebar() {
 
 async function checkServices() {
   const box = document.getElementById("service-status");
+  let ok = false;
   try {
     const health = await gateway("GET", "/health");
-    const ok = health.status === "ok";
+    ok = health.status === "ok";
     box.replaceChildren(el("span", { class: `health ${ok ? "ok" : "warn"}`, title: ok ? "Gateway and RAG API are up" : "The RAG API is not ready",
       text: ok ? "Ready" : "RAG API unavailable" }));
   } catch (err) {
     box.replaceChildren(el("span", { class: "health bad", title: err.message, text: "Gateway unreachable" }));
   }
+  setTimeout(checkServices, ok ? 60_000 : 5_000); // a service coming back shows up by itself
 }
 
 async function boot() {

@@ -79,17 +79,19 @@ export function highlightInto(target, text, terms) {
   target.append(text.slice(last));
 }
 
-// The part of a long passage that holds the most distinct query terms (about `size` characters).
+// The part of a long passage that holds the most (and rarest) query terms (about `size` characters).
 export function bestSnippet(text, terms, size = 420) {
   const t = (text || "").replace(/\s+/g, " ").trim();
   if (t.length <= size || !terms.length) return t.length > size ? `${t.slice(0, size)}…` : t;
   const lower = t.toLowerCase();
+  // Rare terms weigh more: a window with "bluejay" beats one with "page" four times.
+  const weight = Object.fromEntries(terms.map((x) => [x, 1 / Math.max(1, lower.split(x).length - 1)]));
   let best = 0, bestScore = -1;
-  for (const term of terms) {
+  for (const term of [...terms].sort((a, b) => weight[b] - weight[a])) { // ties go to the rarest term's window
     for (let i = lower.indexOf(term); i >= 0; i = lower.indexOf(term, i + 1)) {
       const start = Math.max(0, i - 80);
       const win = lower.slice(start, start + size);
-      const score = terms.filter((x) => win.includes(x)).length;
+      const score = terms.filter((x) => win.includes(x)).reduce((sum, x) => sum + weight[x], 0);
       if (score > bestScore) { bestScore = score; best = start; }
     }
   }
