@@ -89,3 +89,10 @@ def browser(stack: Stack) -> Iterator[object]:
                                      "--disable-dev-shm-usage"])
         yield b
         b.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep each phase's report on the test item, so the page fixture can screenshot a failure."""
+    outcome = yield
+    setattr(item, f"rep_{call.when}", outcome.get_result())

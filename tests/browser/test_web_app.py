@@ -49,7 +49,7 @@ def drop_files(page: Any, selector: str, files: list[tuple[str, bytes, str]]) ->
 
 
 @pytest.fixture()
-def page(browser: Any, stack: Stack) -> Any:
+def page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Any:
     ctx = browser.new_context(viewport=DESKTOP, bypass_csp=True, reduced_motion="reduce")  # lets wait_for_function eval; the app never needs it
     pg = ctx.new_page()
     errors: list[str] = []
@@ -58,6 +58,9 @@ def page(browser: Any, stack: Stack) -> Any:
     pg.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     pg.errors = errors
     yield pg
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:  # what the browser showed when it failed
+        pg.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
     ctx.close()
 
 
