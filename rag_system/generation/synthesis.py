@@ -144,7 +144,7 @@ class Synthesizer:
         usage = {"synthesis": {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}}
         timings = {"first_token_ms": ((first_token or time.perf_counter()) - t0) * 1000,
                    "generation_ms": (time.perf_counter() - t0) * 1000}
-        text = normalise_answer(completion.text)
+        text = strip_labels(normalise_answer(completion.text), blocks)
         answer, first = self._check(question, evidence, text, blocks, backend, options, emit, usage)
         answer.first_validation = first
         answer.backend, answer.model = backend.name, completion.model
@@ -176,7 +176,7 @@ class Synthesizer:
         repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
                                     options.params)
         usage["repair"] = {"prompt": repaired.prompt_tokens, "completion": repaired.completion_tokens}
-        second = normalise_answer(repaired.text)
+        second = strip_labels(normalise_answer(repaired.text), blocks)
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit), first
         report = check(second, blocks, options.verify)
@@ -226,6 +226,20 @@ class Synthesizer:
             return Answer(REFUSAL_TEXT, "refusal", [], backend, model, refusal_reason="internal: invalid extract")
         return Answer(text, source, citation_records(text, blocks, report), backend, model,
                       validation=report.to_json(), coverage=cov)
+
+
+def strip_labels(text: str, blocks: list[EvidenceBlock]) -> str:
+    """Remove evidence labels and context lines a small model copied into its answer.
+
+    The 0.5B model sometimes "answers" with `[1] RFC 9312 ..., p. 1`; such a
+    line names a source but says nothing, and would pass validation as a cited
+    sentence. Only exact copies are removed, so real prose is never touched.
+    """
+    for block in blocks:
+        text = text.replace(block.label, " ")
+        context = block.candidate.document_name + " > "
+        text = "\n".join(line for line in text.split("\n") if not line.strip().startswith(context))
+    return text.strip()
 
 
 def _covered(cov: float, similarity: float | None, options: SynthesisOptions) -> bool:

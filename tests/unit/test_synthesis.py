@@ -244,3 +244,10 @@ def test_paraphrase_with_low_word_overlap_is_answered_when_it_embeds_close():
     far = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], SynthesisOptions(), similarity=0.2)
     assert low.answer_source == "refusal" and far.answer_source == "refusal"
     assert close.answer_source == "extractive"
+
+
+def test_copied_evidence_labels_are_not_an_answer():
+    backend = Scripted(f"{BLOCKS[0].label} {BLOCKS[0].label}", f"{BLOCKS[1].label}")
+    answer, _ = run(backend)
+    assert answer.answer_source in ("extractive", "refusal")
+    assert BLOCKS[0].label not in answer.answer
