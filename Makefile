@@ -13,9 +13,9 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup run test test-rust test-python clean-venv
+.PHONY: setup setup-browser run test test-rust test-python test-browser clean-venv
 
-setup: $(STAMPS)/requirements $(STAMPS)/native
+setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,22 @@ $(STAMPS)/requirements: requirements.txt | $(VENV)/bin/python
 $(STAMPS)/native: $(NATIVE_SRC) $(STAMPS)/requirements
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(PIP) install --quiet --no-build-isolation --force-reinstall --no-deps ./native
 	@mkdir -p $(STAMPS) && touch $@
+
+# The web app's two npm packages (Markdown renderer, HTML sanitiser), served from frontend/node_modules
+# (per checkout, so the stamp is npm's own lock copy there, not one in the shared venv).
+frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The browser tests drive Debian's chromium (Playwright cannot download browsers here).
+setup-browser:
+	@if [ -x /usr/bin/chromium ]; then echo "chromium: $$(/usr/bin/chromium --version)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq chromium; \
+	else echo "install Debian's chromium (sudo apt-get install chromium) for tests/browser" >&2; exit 1; fi
+
+test-browser: setup
+	$(PY) -m pytest -q tests/browser
+
 
 # Runs in the foreground until Ctrl-C; `make run RUN_ARGS="--no-frontend --gateway-port 8080"`
 # passes flags through. Documents are added through the gateway (upload + build)

@@ -70,8 +70,11 @@ def build_specs(host: str, ports: Mapping[str, int], with_frontend: bool,
     specs = [ServiceSpec(rag.name, rag.argv, rag.host, rag.port, shared, rag.start_deadline_s),
              ServiceSpec(gateway.name, gateway.argv, gateway.host, gateway.port, shared)]
     if with_frontend:
+        # The browser calls both services directly: tell the web app where they are, unless set.
+        public = {name: url for name, url in (("DOCENT_GATEWAY_PUBLIC_URL", gateway.url),
+                                              ("DOCENT_RAG_PUBLIC_URL", rag.url)) if not env.get(name)}
         specs.append(ServiceSpec("frontend", (py, "-m", "frontend"), host, ports["frontend"],
-                                 {**shared, "FRONTEND_HOST": host, "FRONTEND_PORT": str(ports["frontend"])}))
+                                 {**shared, **public, "FRONTEND_HOST": host, "FRONTEND_PORT": str(ports["frontend"])}))
     return specs
 
 

@@ -1,4 +1,4 @@
-"""Every environment variable the settings (engine and gateway) read is documented, and nothing else is."""
+"""Every environment variable the settings (engine, gateway and web app) read is documented, and nothing else is."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 from dataclasses import fields
 
 from backend.config import ENV_VARS as GATEWAY_ENV_VARS
+from frontend.server import ENV_VARS as FRONTEND_ENV_VARS
 from rag_system.config import Settings
 from tests.conftest import REPO_ROOT
 
@@ -16,5 +17,5 @@ def test_configuration_doc_lists_every_variable() -> None:
     assert sorted(rows) == sorted(set(rows)), "a variable is documented twice"
     documented = set(rows)
     variables = {f.metadata["env"] for f in fields(Settings) if "env" in f.metadata} | {"DOCENT_PROFILE"}
-    variables |= set(GATEWAY_ENV_VARS)
+    variables |= set(GATEWAY_ENV_VARS) | set(FRONTEND_ENV_VARS)
     assert documented == variables

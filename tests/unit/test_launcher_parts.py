@@ -122,6 +122,10 @@ def test_specs_wire_the_services_together() -> None:
     assert rag.env["DOCENT_GATEWAY_URL"] == "http://127.0.0.1:9000"
     assert "http://localhost:9003" in frontend.env["DOCENT_CORS_ORIGINS"]
     assert frontend.env["FRONTEND_PORT"] == "9003"
+    assert frontend.env["DOCENT_GATEWAY_PUBLIC_URL"] == "http://127.0.0.1:9000"
+    assert frontend.env["DOCENT_RAG_PUBLIC_URL"] == "http://127.0.0.1:9001"
+    *_, mine = build_specs("127.0.0.1", ports, with_frontend=True, environ={"DOCENT_RAG_PUBLIC_URL": "https://rag.example"})
+    assert "DOCENT_RAG_PUBLIC_URL" not in mine.env  # the user's own setting is inherited, not overridden
     assert len(build_specs("0.0.0.0", ports, with_frontend=False, environ={})) == 2
     assert resolve_port("gateway", None, {"GATEWAY_PORT": "8100"}) == 8100
     assert resolve_port("gateway", 8200, {"GATEWAY_PORT": "8100"}) == 8200

@@ -1,0 +1,122 @@
+// Talking to the gateway (:8000) and the RAG API (:8001). URLs come from /config.json.
+
+export const config = { gatewayUrl: "http://127.0.0.1:8000", ragUrl: "http://127.0.0.1:8001", apiToken: "" };
+
+export async function loadConfig() {
+  const resp = await fetch("/config.json", { cache: "no-store" });
+  Object.assign(config, await resp.json());
+  return config;
+}
+
+export class ApiError extends Error {
+  constructor(message, { status = 0, code = "", retryable = true } = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.retryable = retryable;
+  }
+}
+
+function authHeaders(extra = {}) {
+  const headers = { ...extra };
+  if (config.apiToken) headers.Authorization = `Bearer ${config.apiToken}`;
+  return headers;
+}
+
+async function errorFrom(resp, service) {
+  let code = "", message = "";
+  try {
+    const body = await resp.json();
+    code = body?.error?.code || "";
+    message = body?.error?.message || (typeof body?.error === "string" ? body.error : "");
+  } catch { /* not JSON */ }
+  if (!message) message = `${service} answered ${resp.status} ${resp.statusText}`;
+  return new ApiError(message, { status: resp.status, code, retryable: resp.status >= 500 || resp.status === 429 });
+}
+
+function unreachable(service, url, err) {
+  if (err?.name === "AbortError") return err;
+  return new ApiError(`Cannot reach the ${service} at ${url}. Is it running?`, { code: "unreachable" });
+}
+
+export async function gateway(method, path, body) {
+  const init = { method, headers: authHeaders() };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let resp;
+  try {
+    resp = await fetch(config.gatewayUrl + path, init);
+  } catch (err) {
+    throw unreachable("gateway", config.gatewayUrl, err);
+  }
+  if (!resp.ok) throw await errorFrom(resp, "The gateway");
+  return resp.json();
+}
+
+export async function gatewayBlob(path, signal) {
+  let resp;
+  try {
+    resp = await fetch(config.gatewayUrl + path, { headers: authHeaders(), signal });
+  } catch (err) {
+    throw unreachable("gateway", config.gatewayUrl, err);
+  }
+  if (!resp.ok) throw await errorFrom(resp, "The gateway");
+  return resp.blob();
+}
+
+export function gatewayFileUrl(documentId) {
+  return `${config.gatewayUrl}/documents/${encodeURIComponent(documentId)}/file`;
+}
+
+// One file per request so each file gets its own progress bar.
+export function uploadFile(indexId, file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", `${config.gatewayUrl}/indexes/${encodeURIComponent(indexId)}/upload`);
+    for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
+    xhr.upload.addEventListener("progress", (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); });
+    xhr.addEventListener("load", () => {
+      let body = null;
+      try { body = JSON.parse(xhr.responseText); } catch { /* ignore */ }
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(body);
+      reject(new ApiError(body?.error?.message || `Upload failed (${xhr.status})`, { status: xhr.status, code: body?.error?.code || "" }));
+    });
+    xhr.addEventListener("error", () => reject(unreachable("gateway", config.gatewayUrl)));
+    const form = new FormData();
+    form.append("files", file, file.name);
+    xhr.send(form);
+  });
+}
+
+// POST /chat/stream on the RAG API; calls onEvent(type, data) for every SSE frame.
+export async function streamChat(body, onEvent, signal) {
+  let resp;
+  try {
+    resp = await fetch(`${config.ragUrl}/chat/stream`, {
+      method: "POST", signal, body: JSON.stringify(body),
+      headers: authHeaders({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+    });
+  } catch (err) {
+    throw unreachable("RAG API", config.ragUrl, err);
+  }
+  if (!resp.ok) throw await errorFrom(resp, "The RAG API");
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+      if (!data) continue; // heartbeat comment
+      let event;
+      try { event = JSON.parse(data); } catch { continue; }
+      onEvent(event.type, event.data || {});
+    }
+  }
+}

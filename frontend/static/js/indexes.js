@@ -1,0 +1,172 @@
+// The index manager: create, drag-and-drop upload with per-file progress, build with live progress, documents, delete.
+import { gateway, uploadFile } from "./api.js";
+import { confirmDialog, el, errorBox, toast } from "./util.js";
+
+const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.txt";
+let root = null;
+let selected = null;
+let pollTimer = 0;
+export const indexState = { list: [] };
+
+export async function loadIndexes() {
+  indexState.list = (await gateway("GET", "/indexes")).indexes;
+  return indexState.list;
+}
+
+export async function renderIndexes(container, selectId = selected) {
+  root = container;
+  selected = selectId;
+  root.textContent = "";
+  const createForm = el("form", { class: "card create-index", id: "create-index", "aria-label": "Create an index" },
+    el("h2", { text: "New index" }),
+    el("div", { class: "row wrap" },
+      el("label", { class: "field grow" }, el("span", { text: "Name" }), el("input", { name: "name", required: true, maxlength: 120, placeholder: "e.g. Handbooks" })),
+      el("label", { class: "field grow" }, el("span", { text: "Description" }), el("input", { name: "description", maxlength: 500, placeholder: "optional" })),
+      el("button", { type: "submit", class: "btn primary", text: "Create" })));
+  createForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const data = new FormData(createForm);
+    try {
+      const { index_id: id } = await gateway("POST", "/indexes", { name: data.get("name").trim(), description: data.get("description").trim() });
+      await renderIndexes(root, id);
+    } catch (err) { toast(err.message); }
+  });
+  const layout = el("div", { class: "index-layout" });
+  root.append(createForm, layout);
+  let list;
+  try {
+    list = await loadIndexes();
+  } catch (err) {
+    layout.append(errorBox(err, () => renderIndexes(root, selected)));
+    return;
+  }
+  const ul = el("ul", { class: "index-list card", role: "list", "aria-label": "Indexes" });
+  if (!list.length) ul.append(el("li", { class: "muted", text: "No index yet: create one above." }));
+  for (const ix of list) {
+    ul.append(el("li", { class: ix.id === selected ? "active" : "" },
+      el("button", { type: "button", class: "index-pick", "aria-pressed": String(ix.id === selected), dataset: { id: ix.id },
+        onclick: () => renderIndexes(root, ix.id) },
+      el("span", { class: "index-name", text: ix.name }),
+      el("span", { class: `status s-${ix.metadata?.status || "created"}`, text: ix.metadata?.status || "created" }),
+      el("span", { class: "muted small count", text: docCount(ix.document_count) }))));
+  }
+  layout.append(ul);
+  const current = list.find((i) => i.id === selected);
+  if (current) layout.append(detail(current));
+}
+
+function detail(ix) {
+  const box = el("div", { class: "card index-detail", id: "index-detail", dataset: { id: ix.id } });
+  const fileInput = el("input", { type: "file", multiple: true, accept: FILE_TYPES, class: "visually-hidden", id: "file-input" });
+  const drop = el("div", { class: "dropzone", id: "dropzone", tabindex: "0", role: "button", "aria-label": "Upload files: drop them here or press Enter to choose" },
+    el("strong", { text: "Drop files here" }), el("span", { class: "muted", text: ` or press to choose (${FILE_TYPES.replaceAll(",", " ")})` }));
+  const uploads = el("ul", { class: "uploads", role: "list", "aria-label": "Uploads" });
+  const buildBtn = el("button", { type: "button", class: "btn primary", id: "build-index", text: "Build index", disabled: ix.metadata?.status === "building" });
+  const progress = el("div", { class: "build-progress", id: "build-progress", role: "status", "aria-live": "polite" });
+  const docs = el("ul", { class: "documents", role: "list", id: "documents", "aria-label": "Documents" });
+  renderDocs(docs, ix.documents);
+
+  box.append(
+    el("div", { class: "row between" }, el("h2", { text: ix.name }),
+      el("button", { type: "button", class: "btn danger small", id: "delete-index", text: "Delete index", onclick: async () => {
+        if (!(await confirmDialog(`Delete the index “${ix.name}”, its documents and its uploaded files?`))) return;
+        try { await gateway("DELETE", `/indexes/${ix.id}`); selected = null; renderIndexes(root, null); } catch (err) { toast(err.message); }
+      } })),
+    ix.description ? el("p", { class: "muted", text: ix.description }) : null,
+    fileInput, drop, uploads, el("div", { class: "row" }, buildBtn), progress,
+    el("h3", { text: "Documents" }), docs);
+
+  const handleFiles = async (files) => {
+    const jobs = [...files].map((file) => {
+      const bar = el("progress", { max: 1, value: 0, "aria-label": `Upload of ${file.name}` });
+      const state = el("span", { class: "small muted", text: "uploading" });
+      uploads.append(el("li", { class: "upload", dataset: { name: file.name } }, el("span", { class: "fname", text: file.name }), bar, state));
+      return uploadFile(ix.id, file, (p) => { bar.value = p; })
+        .then(() => { bar.value = 1; state.textContent = "uploaded"; state.className = "small ok"; })
+        .catch((err) => { state.textContent = err.message; state.className = "small bad"; });
+    });
+    await Promise.all(jobs);
+    const fresh = await gateway("GET", `/indexes/${ix.id}`);
+    renderDocs(docs, fresh.documents);
+    refreshListItem(fresh);
+  };
+  drop.addEventListener("click", () => fileInput.click());
+  drop.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); fileInput.click(); } });
+  fileInput.addEventListener("change", () => { handleFiles(fileInput.files); fileInput.value = ""; });
+  for (const t of ["dragenter", "dragover"]) drop.addEventListener(t, (e) => { e.preventDefault(); drop.classList.add("over"); });
+  for (const t of ["dragleave", "drop"]) drop.addEventListener(t, () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => { e.preventDefault(); handleFiles(e.dataTransfer.files); });
+
+  buildBtn.addEventListener("click", async () => {
+    buildBtn.disabled = true;
+    try {
+      const started = await gateway("POST", `/indexes/${ix.id}/build`, {});
+      follow(ix.id, started.job_id, progress, docs, buildBtn);
+    } catch (err) {
+      progress.replaceChildren(errorBox(err, () => buildBtn.click()));
+      buildBtn.disabled = false;
+    }
+  });
+  if (ix.metadata?.status === "building" && ix.metadata?.last_job_id) follow(ix.id, ix.metadata.last_job_id, progress, docs, buildBtn);
+  return box;
+}
+
+function docCount(n) {
+  return `${n} document${n === 1 ? "" : "s"}`;
+}
+
+function refreshListItem(ix) {
+  const pick = root?.querySelector(`.index-pick[data-id="${ix.id}"]`);
+  if (!pick) return;
+  const status = ix.metadata?.status || "created";
+  pick.querySelector(".status").textContent = status;
+  pick.querySelector(".status").className = `status s-${status}`;
+  pick.querySelector(".count").textContent = docCount(ix.document_count ?? ix.documents.length);
+}
+
+function renderDocs(ul, documents = []) {
+  ul.textContent = "";
+  if (!documents.length) { ul.append(el("li", { class: "muted", text: "No documents yet." })); return; }
+  for (const d of documents) {
+    ul.append(el("li", { class: "doc" }, el("span", { class: "fname", text: d.filename }),
+      el("span", { class: `status s-${d.status}`, text: d.status }),
+      el("span", { class: "muted small", text: `${(d.size / 1024).toFixed(1)} KB` })));
+  }
+}
+
+function follow(indexId, jobId, box, docs, buildBtn) {
+  clearTimeout(pollTimer);
+  const bar = el("progress", { max: 1, value: 0, id: "build-bar", "aria-label": "Build progress" });
+  const label = el("span", { class: "small", id: "build-label", text: "Build queued…" });
+  const files = el("ul", { class: "job-files", role: "list" });
+  box.replaceChildren(el("div", { class: "row" }, bar, label), files);
+  const tick = async () => {
+    let job;
+    try {
+      job = await gateway("GET", `/indexes/${indexId}/jobs/${jobId}`);
+    } catch (err) {
+      box.replaceChildren(errorBox(err, () => follow(indexId, jobId, box, docs, buildBtn)));
+      return;
+    }
+    const { done = 0, total = 0 } = job.progress || {};
+    bar.max = Math.max(total, 1);
+    bar.value = done;
+    label.textContent = `${job.state}: ${done} / ${total} files`;
+    files.replaceChildren(...(job.files || []).map((f) => el("li", { class: `job-file s-${f.state}` },
+      el("span", { class: "fname", text: f.path.split("/").pop().replace(/^[0-9a-f]{64}_/, "") }),
+      el("span", { class: `status s-${f.state}`, text: f.state }),
+      f.chunks ? el("span", { class: "muted small", text: `${f.chunks} chunks` }) : null,
+      f.error ? el("span", { class: "bad small", text: f.error }) : null)));
+    if (["done", "failed", "cancelled"].includes(job.state)) {
+      box.dataset.state = job.state;
+      label.textContent = job.state === "done" ? `Build finished: ${done} / ${total} files` : `Build ${job.state}: ${job.error?.message || job.error || ""}`;
+      buildBtn.disabled = false;
+      const fresh = await gateway("GET", `/indexes/${indexId}`);
+      renderDocs(docs, fresh.documents);
+      refreshListItem(fresh);
+      return;
+    }
+    pollTimer = setTimeout(tick, 400);
+  };
+  tick();
+}

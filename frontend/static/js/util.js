@@ -1,0 +1,48 @@
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k.startsWith("on") && typeof v === "function") node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) node.append(c);
+  return node;
+}
+
+export function uuid() {
+  return crypto.randomUUID ? crypto.randomUUID().replaceAll("-", "") :
+    Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+let toastTimer = 0;
+export function toast(message) {
+  const t = document.getElementById("toast");
+  t.textContent = message;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 5000);
+}
+
+export function confirmDialog(text, okLabel = "Delete") {
+  const dlg = document.getElementById("confirm-dialog");
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-ok").textContent = okLabel;
+  dlg.returnValue = "";
+  dlg.showModal();
+  return new Promise((resolve) => dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true }));
+}
+
+export function errorBox(err, onRetry) {
+  const box = el("div", { class: "error-box", role: "alert" },
+    el("strong", { text: "Something went wrong. " }), el("span", { class: "error-message", text: err?.message || String(err) }));
+  if (onRetry) box.append(el("button", { type: "button", class: "btn small retry", onclick: onRetry, text: "Retry" }));
+  return box;
+}
+
+export function fmtMs(ms) {
+  if (ms === undefined || ms === null) return "";
+  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
+}

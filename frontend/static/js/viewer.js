@@ -1,0 +1,64 @@
+// The page viewer: the cited page as an image from the gateway, the quote highlighted.
+import { gatewayBlob, gatewayFileUrl } from "./api.js";
+import { cleanText, pages } from "./markdown.js";
+import { el } from "./util.js";
+
+const dialog = () => document.getElementById("page-viewer");
+let current = null;
+
+export function initViewer() {
+  document.getElementById("viewer-close").addEventListener("click", () => dialog().close());
+  dialog().addEventListener("close", () => {
+    current?.abort();
+    const img = document.querySelector("#viewer-body img");
+    if (img?.src.startsWith("blob:")) URL.revokeObjectURL(img.src);
+  });
+  dialog().addEventListener("click", (e) => { if (e.target === dialog()) dialog().close(); });
+}
+
+export async function openCitation(c) {
+  const body = document.getElementById("viewer-body");
+  document.getElementById("viewer-title").textContent = `[${c.n}] ${c.document_name}${c.page_start ? ` — ${pages(c)}` : ""}`;
+  body.textContent = "";
+  const quote = el("blockquote", { class: "quote", text: cleanText(c.quote) });
+  const frame = el("div", { class: "page-frame", "aria-busy": "true" }, el("div", { class: "spinner", "aria-label": "Loading page" }));
+  body.append(quote, frame,
+    el("p", {}, el("a", { href: gatewayFileUrl(c.document_id), target: "_blank", rel: "noopener noreferrer", text: "Open the original file" })));
+  dialog().showModal();
+  if (!c.page_start) { frame.replaceChildren(el("p", { class: "muted", text: "This source has no page numbers; the cited text is shown above." })); return; }
+  const last = Math.max(c.page_end || c.page_start, c.page_start);
+  if (last > c.page_start) {
+    const label = el("span", { class: "small", id: "viewer-page", "aria-live": "polite" });
+    const prev = el("button", { type: "button", class: "btn small", id: "viewer-prev", text: "‹ Previous page" });
+    const next = el("button", { type: "button", class: "btn small", id: "viewer-next", text: "Next page ›" });
+    const nav = el("div", { class: "row viewer-nav" }, prev, label, next);
+    body.insertBefore(nav, frame);
+    let n = c.page_start;
+    const go = (delta) => { n = Math.min(last, Math.max(c.page_start, n + delta)); update(); showPage(c, n, frame); };
+    const update = () => { label.textContent = `Page ${n} (cited ${c.page_start}–${last})`; prev.disabled = n === c.page_start; next.disabled = n === last; };
+    prev.addEventListener("click", () => go(-1));
+    next.addEventListener("click", () => go(1));
+    update();
+  }
+  await showPage(c, c.page_start, frame);
+}
+
+async function showPage(c, n, frame) {
+  current?.abort();
+  current = new AbortController();
+  frame.setAttribute("aria-busy", "true");
+  const q = new URLSearchParams({ highlight: (c.quote || "").slice(0, 1000) });
+  try {
+    const blob = await gatewayBlob(`/documents/${encodeURIComponent(c.document_id)}/pages/${n}.png?${q}`, current.signal);
+    const old = frame.querySelector("img");
+    if (old?.src.startsWith("blob:")) URL.revokeObjectURL(old.src);
+    const img = el("img", { class: "page-image", alt: `Page ${n} of ${c.document_name}, the cited text highlighted`, src: URL.createObjectURL(blob) });
+    frame.replaceChildren(img);
+  } catch (err) {
+    if (err.name === "AbortError") return;
+    const msg = err.code === "not_a_pdf" ? "This document is not a PDF, so there is no page image; the cited text is shown above." : err.message;
+    frame.replaceChildren(el("p", { class: "muted", text: msg }));
+  } finally {
+    frame.removeAttribute("aria-busy");
+  }
+}

@@ -1,0 +1,98 @@
+"""The real three services (RAG API, gateway, web app) on free ports, and headless Debian Chromium.
+
+Chromium comes from Debian (`apt-get install chromium`, or `make setup-browser`)
+because `npx playwright install` cannot download browsers here; Playwright for
+Python drives it through `executable_path`. Without it these tests fail with a
+message saying how to install it (they are never skipped silently).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser.fake_llm import SlowLLM
+from tests.conftest import REPO_ROOT
+from tests.integration.gateway_helpers import GatewayProcess, RagApiProcess, _Process, base_env, free_port
+
+CHROMIUM = os.environ.get("DOCENT_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = REPO_ROOT / "tests" / "browser" / "artifacts"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def _require_browser() -> None:
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        pytest.fail(f"Chromium is missing at {CHROMIUM}: the browser tests need Debian's chromium. "
+                    "Install it with `make setup-browser` (runs `apt-get install -y chromium` as root) "
+                    "or set DOCENT_CHROMIUM to a Chromium binary.", pytrace=False)
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        pytest.fail("Playwright for Python is missing: run `make setup` (it is pinned in requirements.txt).", pytrace=False)
+    if not (REPO_ROOT / "frontend" / "node_modules" / "marked").is_dir():
+        pytest.fail("frontend/node_modules is missing: run `make setup` (npm ci in frontend/).", pytrace=False)
+
+
+class FrontendProcess(_Process):
+    name = "web app"
+
+    def __init__(self, data_dir: Path, port: int, gateway_url: str, rag_url: str) -> None:
+        env = base_env(data_dir, DOCENT_GATEWAY_PUBLIC_URL=gateway_url, DOCENT_RAG_PUBLIC_URL=rag_url)
+        super().__init__([sys.executable, "-m", "frontend", "--port", str(port)], env, port,
+                         data_dir.parent / f"frontend-{port}.log")
+
+
+class Stack:
+    def __init__(self, data: Path, gateway: GatewayProcess, rag: RagApiProcess, web: FrontendProcess) -> None:
+        self.data, self.gateway, self.rag, self.web = data, gateway, rag, web
+        self.url = web.url
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    _require_browser()
+    data = tmp_path_factory.mktemp("browser") / "data"
+    gw_port, rag_port, web_port, llm_port = free_port(), free_port(), free_port(), free_port()
+    origins = f"http://127.0.0.1:{web_port},http://localhost:{web_port}"
+    llm = SlowLLM(llm_port)
+    llm.start()
+    gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", DOCENT_CORS_ORIGINS=origins)
+    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins,
+                        OPENAI_BASE_URL=llm.url, OPENAI_MODEL="slow-model", DOCENT_SSE_HEARTBEAT_S="5")
+    web = FrontendProcess(data, web_port, gateway.url, rag.url)
+    started: list[_Process] = []
+    try:
+        for proc, wait in ((gateway, 30), (web, 30), (rag, 240)):
+            proc.start(wait_s=wait)
+            started.append(proc)
+        yield Stack(data, gateway, rag, web)
+    finally:
+        for proc in reversed(started):
+            proc.stop()
+        llm.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(stack: Stack) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                               args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                     "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep each phase's report on the test item, so the page fixture can screenshot a failure."""
+    outcome = yield
+    setattr(item, f"rep_{call.when}", outcome.get_result())
