@@ -61,10 +61,17 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def _index_name(corpus: Corpus, settings: Any) -> str:
-    """Cache key: corpus plus every setting that changes what is stored."""
+    """Cache key: corpus plus every setting that changes what is stored.
+
+    The full-text settings are part of it too: the build rebuilds the FTS index
+    in place when they change, which would otherwise flip a cached index that
+    another run (or another checkout sharing the cache) is using.
+    """
     key = json.dumps([corpus.name, [str(s) for s in corpus.sources], settings.chunk_tokens,
                       settings.chunk_overlap_sentences, settings.chunk_context, settings.embedding_model,
-                      settings.embedding_max_tokens, settings.ocr_engine], sort_keys=True)
+                      settings.embedding_max_tokens, settings.ocr_engine, settings.chunk_window_tokens,
+                      settings.fts_stem, settings.fts_remove_stop_words, settings.fts_ascii_folding],
+                     sort_keys=True)
     slug = "".join(ch if ch.isalnum() else "_" for ch in corpus.name)
     return f"eval_{slug}_{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
@@ -91,7 +98,9 @@ def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Name
         arm = {"mode": mode, "rerank": bool(args.rerank), "k": args.k,
                "fusion": settings.fusion, "fts_weight": settings.fts_weight,
                "vector_weight": settings.vector_weight,
-               "chunk_tokens": settings.chunk_tokens, "chunk_context": settings.chunk_context, "fts_stem": settings.fts_stem,
+               "chunk_tokens": settings.chunk_tokens, "chunk_context": settings.chunk_context,
+               "chunk_window_tokens": settings.chunk_window_tokens, "fts_exact": settings.fts_exact,
+               "fts_stem": settings.fts_stem,
                "fts_remove_stop_words": settings.fts_remove_stop_words,
                "embedding_model": embedder.identity.model_id}
         run = summarise(corpus, arm, results)

@@ -44,6 +44,8 @@ class Settings:
     chunk_tokens: int = field(default=512, metadata=_env("CHUNK_SIZE"))
     chunk_overlap_sentences: int = field(default=1, metadata=_env("CHUNK_OVERLAP_SENTENCES"))
     chunk_context: str = field(default="document", metadata=_env("CHUNK_CONTEXT"))
+    # Vector windows per chunk (0 = one vector per chunk); see Documentation/evaluation.md.
+    chunk_window_tokens: int = field(default=128, metadata=_env("CHUNK_WINDOW_TOKENS"))
     # Ingestion.
     ocr_engine: str = field(default="auto", metadata=_env("OCR_ENGINE"))
     ocr_min_chars: int = field(default=40, metadata=_env("OCR_MIN_CHARS"))
@@ -53,6 +55,8 @@ class Settings:
     fts_stem: bool = field(default=True, metadata=_env("FTS_STEM"))
     fts_remove_stop_words: bool = field(default=True, metadata=_env("FTS_REMOVE_STOP_WORDS"))
     fts_ascii_folding: bool = field(default=True, metadata=_env("FTS_ASCII_FOLDING"))
+    # With windows: a second full-text ranking by exact words (stop words kept).
+    fts_exact: bool = field(default=True, metadata=_env("FTS_EXACT"))
     # Retrieval defaults.
     retrieval_mode: str = field(default="hybrid", metadata=_env("RETRIEVAL_MODE"))
     retrieval_k: int = field(default=20, metadata=_env("RETRIEVAL_K"))
@@ -181,8 +185,8 @@ def _validated(settings: Settings) -> Settings:
             raise ConfigError(f"setting {name} must be > 0, got {getattr(settings, name)}")
     if settings.reranker_top_k <= 0:
         raise ConfigError(f"RERANKER_TOP_K must be > 0, got {settings.reranker_top_k}")
-    for name in ("chunk_overlap_sentences", "ocr_min_chars", "torch_threads", "reranker_min_keep",
-                 "context_window_size", "llm_threads", "extractive_sentences"):
+    for name in ("chunk_overlap_sentences", "chunk_window_tokens", "ocr_min_chars", "torch_threads",
+                 "reranker_min_keep", "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
     if settings.fusion not in ("score", "rrf"):

@@ -35,11 +35,24 @@ class ChunkerOptions:
     # says what it is about: nothing, its heading path, or the document name
     # and its heading path.
     context: str = "none"
+    # Vector windows: each chunk is also cut into pieces of at most this many
+    # tokens (0 = off), each opening with the chunk's context line. The
+    # vector leg scores a chunk by its best window, so one answer among
+    # several in a chunk is not averaged away (MiniLM was trained at 256).
+    window_tokens: int = 0
+    # Start a new chunk at a paragraph when the whole paragraph does not fit
+    # in what is left of the current one but fits in an empty one.
+    align_blocks: bool = False
 
     @property
     def version(self) -> str:
-        """Changes whenever chunk text could change, so builds redo files."""
-        return f"{CHUNKER_NAME}-t{self.max_tokens}-o{self.overlap_sentences}-c{self.context}"
+        """Changes whenever chunk text (or its windows) could change, so builds redo files."""
+        base = f"{CHUNKER_NAME}-t{self.max_tokens}-o{self.overlap_sentences}-c{self.context}"
+        if self.window_tokens:
+            base += f"-w{self.window_tokens}"
+        if self.align_blocks:
+            base += "-a"
+        return base
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,9 @@ class Chunk:
     block_type: str
     token_count: int
     metadata: dict[str, object] = field(default_factory=dict)
+    # Texts embedded for the vector leg when windows are on (else empty: the
+    # chunk text itself is embedded).
+    windows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,9 +104,26 @@ def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: Token
         pieces.extend((heading_path, prefix, prefix_tokens, group) for group in _pack(units, budget))
     chunks: list[Chunk] = []
     for ordinal, (heading_path, prefix, prefix_tokens, units) in enumerate(pieces):
-        chunks.append(_make_chunk(doc, document_id, options.version, ordinal, heading_path, units,
-                                  prefix, prefix_tokens))
+        chunk = _make_chunk(doc, document_id, options.version, ordinal, heading_path, units,
+                            prefix, prefix_tokens)
+        if options.window_tokens:
+            chunk = replace(chunk, windows=_windows(units, prefix, prefix_tokens, options))
+        chunks.append(chunk)
     return chunks
+
+
+def _windows(units: list[_Unit], prefix: str, prefix_tokens: int,
+             options: ChunkerOptions) -> tuple[str, ...]:
+    """The chunk's vector windows: its units packed to `window_tokens`, block-aligned.
+
+    A chunk that already fits in one window gets one window, its own text. A
+    long context line may not squeeze the content below half a window.
+    """
+    budget = max(options.window_tokens // 2, options.window_tokens - prefix_tokens)
+    if sum(u.tokens for u in units) <= budget:
+        return (_join(units, prefix),)
+    window_options = ChunkerOptions(max_tokens=budget, overlap_sentences=0, align_blocks=True)
+    return tuple(_join(group, prefix) for group in _pack(units, window_options))
 
 
 def _context_line(name: str, heading_path: tuple[str, ...], mode: str) -> str:
@@ -177,11 +210,15 @@ def _pack(units: Sequence[_Unit], options: ChunkerOptions) -> list[list[_Unit]]:
                 tail = []
         current, size, fresh = list(tail), sum(u.tokens for u in tail), 0
 
-    for unit in units:
+    block_sizes = _block_sizes(units) if options.align_blocks else [0] * len(units)
+    for unit, block_size in zip(units, block_sizes):
         if unit.block_type in _ATOMIC:
             flush(carry=False)
             groups.append([unit])
             continue
+        if (fresh and unit.starts_block and size + block_size > options.max_tokens
+                and block_size <= options.max_tokens):
+            flush(carry=False)  # the paragraph fits whole in a fresh chunk: start one
         if fresh and size + unit.tokens > options.max_tokens:
             flush(carry=True)
             while current and size + unit.tokens > options.max_tokens:
@@ -193,16 +230,32 @@ def _pack(units: Sequence[_Unit], options: ChunkerOptions) -> list[list[_Unit]]:
     return groups
 
 
+def _block_sizes(units: Sequence[_Unit]) -> list[int]:
+    """For a unit that starts a block, the tokens of that whole block (else 0)."""
+    sizes = [0] * len(units)
+    start = 0
+    for i, unit in enumerate(units):
+        if unit.starts_block:
+            start = i
+        sizes[start] += unit.tokens
+    return [size if unit.starts_block else 0 for size, unit in zip(sizes, units)]
+
+
+def _join(units: Sequence[_Unit], prefix: str = "") -> str:
+    """Units as text: a block starts a new line, sentences of one block share a line."""
+    parts: list[str] = [prefix, "\n"] if prefix else []
+    for i, unit in enumerate(units):
+        if i and unit.starts_block:
+            parts.append("\n")
+        elif i:
+            parts.append(" ")
+        parts.append(unit.text)
+    return "".join(parts)
+
+
 def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal: int,
                 heading_path: tuple[str, ...], units: list[_Unit], prefix: str = "",
                 prefix_tokens: int = 0) -> Chunk:
-    text_parts: list[str] = [prefix, "\n"] if prefix else []
-    for i, unit in enumerate(units):
-        if i and unit.starts_block:
-            text_parts.append("\n")
-        elif i:
-            text_parts.append(" ")
-        text_parts.append(unit.text)
     kinds = [u.block_type for u in units if u.block_type != "heading"] or ["paragraph"]
     block_type = max(set(kinds), key=lambda k: (sum(u.tokens for u in units if u.block_type == k), k))
     pages = sorted({u.page for u in units})
@@ -216,7 +269,7 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
     return Chunk(
         chunk_id=chunk_id_for(document_id, version, ordinal),
         chunk_index=ordinal,
-        text="".join(text_parts),
+        text=_join(units, prefix),
         page_start=pages[0],
         page_end=pages[-1],
         heading_path=" > ".join(heading_path),

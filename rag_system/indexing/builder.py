@@ -30,7 +30,7 @@ from rag_system.indexing.embedder import Embedder, shared_embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
-from rag_system.indexing.store import ChunkTable, connect, validate_index_name
+from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, connect, validate_index_name
 from rag_system.ingestion import convert, supported_extensions
 from rag_system.ingestion.types import ConversionError, ConvertedDocument
 
@@ -63,8 +63,10 @@ def hash_files(paths: Sequence[Path]) -> list[str]:
 
 def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
     budget = min(settings.chunk_tokens, embedder.max_content_tokens)
+    # A window as large as the chunk would only repeat the chunk's own vector.
+    windows = settings.chunk_window_tokens if settings.chunk_window_tokens < budget else 0
     return ChunkerOptions(max_tokens=budget, overlap_sentences=settings.chunk_overlap_sentences,
-                          context=settings.chunk_context)
+                          context=settings.chunk_context, window_tokens=windows)
 
 
 def build_index(
@@ -87,9 +89,17 @@ def build_index(
     sizes = [p.stat().st_size for p in files]
     hashes = hash_files(files)
     db = connect(settings.resolved_lancedb_uri)
-    table = ChunkTable.open_or_create(db, index, embedder.identity)
     manifest = Manifest.open_or_create(db, index)
     records = manifest.records()
+    try:
+        table = ChunkTable.open_or_create(db, index, embedder.identity, options.window_tokens)
+    except VectorLayoutMismatchError as exc:
+        # Every file's chunker version changed with the layout, so all of them
+        # are re-indexed below; the old rows cannot be mixed with the new ones.
+        log.warning("%s; rebuilding", exc)
+        table = ChunkTable.recreate(db, index, embedder.identity, options.window_tokens)
+        manifest.remove(list(records))
+        records = {}
     plan = make_plan(files, hashes, sizes, skipped, roots, records, options.version,
                      embedder.identity.model_id)
     _report_plan(plan, summary, on_event)
@@ -134,6 +144,19 @@ def build_index(
     summary.seconds = time.perf_counter() - started
     on_event(BuildEvent("build_done", data=summary.to_json()))
     return summary
+
+
+def _chunk_vectors(chunks: Sequence[Chunk], flat: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Split window vectors back per chunk; each chunk's own vector is their normalised mean."""
+    windows: list[np.ndarray] = []
+    offset = 0
+    for chunk in chunks:
+        n = len(chunk.windows) or 1
+        windows.append(flat[offset:offset + n])
+        offset += n
+    means = np.stack([w.mean(axis=0) for w in windows]) if windows else flat[:0]
+    norms = np.linalg.norm(means, axis=1, keepdims=True)
+    return (means / np.maximum(norms, 1e-12)).astype(np.float32), windows
 
 
 def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink) -> None:
@@ -201,7 +224,11 @@ class _Writer:
     def flush(self, group: list[_Prepared]) -> None:
         ready = [p for p in group if p.document is not None]
         t0 = time.perf_counter()
-        vectors = self.embedder.embed([c.text for p in ready for c in p.chunks])
+        chunks = [c for p in ready for c in p.chunks]
+        windowed = bool(self.options.window_tokens)
+        texts = [t for c in chunks for t in (c.windows or (c.text,))] if windowed else [c.text for c in chunks]
+        flat = self.embedder.embed(texts)
+        vectors, windows = _chunk_vectors(chunks, flat) if windowed else (flat, None)
         self.timings["embed"] += time.perf_counter() - t0
         offset = 0
         for prepared in group:
@@ -212,11 +239,13 @@ class _Writer:
                 continue
             count = len(prepared.chunks)
             self.on_event(BuildEvent("file_embedded", str(prepared.source.path), {"chunks": count}))
-            self._write(prepared, prepared.document, vectors[offset:offset + count])
+            self._write(prepared, prepared.document, vectors[offset:offset + count],
+                        None if windows is None else windows[offset:offset + count])
             offset += count
         group.clear()
 
-    def _write(self, prepared: _Prepared, document: ConvertedDocument, vectors: np.ndarray) -> None:
+    def _write(self, prepared: _Prepared, document: ConvertedDocument, vectors: np.ndarray,
+               windows: list[np.ndarray] | None) -> None:
         """Delete stale rows, append all chunks in one commit, then record the manifest row."""
         source, path = prepared.source, str(prepared.source.path)
         t0 = time.perf_counter()
@@ -225,7 +254,7 @@ class _Writer:
         if previous is not None and not _shared_elsewhere(previous.document_id, path, self.records):
             stale.append(previous.document_id)
         self.table.delete_documents(sorted(set(stale)))
-        self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors)
+        self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors, windows)
         self.manifest.upsert(FileRecord(
             path=path, document_id=source.document_id, document_name=document.name,
             file_type=document.file_type, size=source.size, pages=document.page_count,

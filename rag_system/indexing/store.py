@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from rag_system.chunking.chunker import Chunk, metadata_json
 from rag_system.indexing.embedder import EmbedderIdentity
+from rag_system.indexing.windows import WINDOWS_SUFFIX, WindowTable
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,13 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 META_MODEL = b"docent.embedding_model"
 META_DIM = b"docent.embedding_dim"
 META_NORMALIZED = b"docent.normalized"
+META_WINDOWS = b"docent.vector_windows"
+#: Multivector column: one vector per window of a chunk (see `ChunkerOptions.window_tokens`).
+WINDOWS_COLUMN = "vectors"
+
+
+class VectorLayoutMismatchError(RuntimeError):
+    """The table stores its vectors in another layout than the settings ask for."""
 
 
 class InvalidIndexNameError(ValueError):
@@ -75,7 +83,14 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({quoted})" if quoted else "false"
 
 
-def chunk_schema(identity: EmbedderIdentity) -> pa.Schema:
+def chunk_schema(identity: EmbedderIdentity, window_tokens: int = 0) -> pa.Schema:
+    """The chunk table's columns; with windows, a multivector column of window vectors.
+
+    `vector` always holds one unit vector per chunk (with windows, their
+    normalised mean), so consumers that want one vector per chunk still work.
+    """
+    windows = [pa.field(WINDOWS_COLUMN, pa.list_(pa.list_(pa.float32(), identity.dimension)))] \
+        if window_tokens else []
     return pa.schema(
         [
             pa.field("chunk_id", pa.string(), nullable=False),
@@ -89,11 +104,13 @@ def chunk_schema(identity: EmbedderIdentity) -> pa.Schema:
             pa.field("text", pa.string(), nullable=False),
             pa.field("vector", pa.list_(pa.float32(), identity.dimension)),
             pa.field("metadata", pa.string()),
+            *windows,
         ],
         metadata={
             META_MODEL: identity.model_id.encode(),
             META_DIM: str(identity.dimension).encode(),
             META_NORMALIZED: b"true",
+            META_WINDOWS: str(window_tokens).encode(),
         },
     )
 
@@ -135,28 +152,68 @@ def table_exists(db: Any, name: str) -> bool:
 class ChunkTable:
     """One index's chunk table, with the identity check done on open."""
 
-    def __init__(self, db: Any, index: str, table: Any) -> None:
+    def __init__(self, db: Any, index: str, table: Any, windows: WindowTable | None = None) -> None:
         self.db = db
         self.index = index
         self.table = table
+        # Full-text rows per window; None for tables built without windows.
+        self.windows = windows
 
     @classmethod
     def open(cls, db: Any, index: str, identity: EmbedderIdentity | None = None) -> ChunkTable:
         name = table_name(index)
         if not table_exists(db, name):
             raise IndexNotFoundError(f"index {index!r} does not exist")
-        table = cls(db, index, db.open_table(name))
+        windows = WindowTable(db.open_table(name + WINDOWS_SUFFIX)) \
+            if table_exists(db, name + WINDOWS_SUFFIX) else None
+        table = cls(db, index, db.open_table(name), windows)
         if identity is not None:
             table.check_identity(identity)
         return table
 
     @classmethod
-    def open_or_create(cls, db: Any, index: str, identity: EmbedderIdentity) -> ChunkTable:
+    def open_or_create(cls, db: Any, index: str, identity: EmbedderIdentity,
+                       window_tokens: int = 0) -> ChunkTable:
         name = table_name(index)
         if table_exists(db, name):
-            return cls.open(db, index, identity)
+            table = cls.open(db, index, identity)
+            if table.window_tokens() != window_tokens:
+                raise VectorLayoutMismatchError(
+                    f"index {index!r} stores vectors for windows of {table.window_tokens()} tokens "
+                    f"(0 = one per chunk) but CHUNK_WINDOW_TOKENS is {window_tokens}")
+            return table
         log.info("creating table %s", name)
-        return cls(db, index, db.create_table(name, schema=chunk_schema(identity), exist_ok=True))
+        return cls._create(db, index, identity, window_tokens)
+
+    @classmethod
+    def _create(cls, db: Any, index: str, identity: EmbedderIdentity, window_tokens: int) -> ChunkTable:
+        name = table_name(index)
+        # The window table first: a chunk table with windows never exists without it.
+        windows = WindowTable.create(db, name + WINDOWS_SUFFIX) if window_tokens else None
+        return cls(db, index, db.create_table(name, schema=chunk_schema(identity, window_tokens),
+                                              exist_ok=True), windows)
+
+    @classmethod
+    def recreate(cls, db: Any, index: str, identity: EmbedderIdentity, window_tokens: int) -> ChunkTable:
+        """Drop and create the table empty (its vector layout changed, so every row is stale)."""
+        name = table_name(index)
+        log.warning("index %s: vector layout changed; dropping its chunks, every file is re-indexed", index)
+        db.drop_table(name)
+        if table_exists(db, name + WINDOWS_SUFFIX):
+            db.drop_table(name + WINDOWS_SUFFIX)
+        return cls._create(db, index, identity, window_tokens)
+
+    def window_tokens(self) -> int:
+        """The window size the table was built for (0: one vector per chunk, older tables too)."""
+        meta = self.table.schema.metadata or {}
+        if WINDOWS_COLUMN not in self.table.schema.names or self.windows is None:
+            return 0  # a half-made layout counts as none, so the next build redoes it
+        return int(meta.get(META_WINDOWS, b"0") or 0)
+
+    @property
+    def vector_column(self) -> str:
+        """The column the vector leg searches: the windows when the table has them."""
+        return WINDOWS_COLUMN if WINDOWS_COLUMN in self.table.schema.names else "vector"
 
     def recorded_identity(self) -> tuple[str, int]:
         meta = self.table.schema.metadata or {}
@@ -173,15 +230,30 @@ class ChunkTable:
     def delete_documents(self, document_ids: Sequence[str]) -> None:
         if document_ids:
             self.table.delete(sql_in("document_id", document_ids))
+            if self.windows is not None:
+                self.windows.delete_documents(sql_in("document_id", document_ids))
 
     def add_chunks(self, document_id: str, document_name: str, chunks: Sequence[Chunk],
-                   vectors: np.ndarray) -> None:
-        """Write one document's chunks in a single commit (never half a document)."""
+                   vectors: np.ndarray, window_vectors: Sequence[np.ndarray] | None = None) -> None:
+        """Write one document's chunks in a single commit (never half a document).
+
+        `window_vectors[i]` is the (n_i, d) array of chunk i's window vectors;
+        required exactly when the table has a windows column.
+        """
         if not chunks:
             return
         schema = self.table.schema
         dim = schema.field("vector").type.list_size
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+        has_windows = WINDOWS_COLUMN in schema.names
+        if has_windows != (window_vectors is not None):
+            raise ValueError(f"index {self.index!r}: window vectors must be given exactly when "
+                             "the table stores them")
+        extra: dict[str, Any] = {}
+        if window_vectors is not None:
+            if len(window_vectors) != len(chunks):
+                raise ValueError("one array of window vectors per chunk is required")
+            extra[WINDOWS_COLUMN] = _multivector(window_vectors, dim)
         data = pa.table(
             {
                 "chunk_id": [c.chunk_id for c in chunks],
@@ -195,10 +267,25 @@ class ChunkTable:
                 "text": [c.text for c in chunks],
                 "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
                 "metadata": [metadata_json(c) for c in chunks],
+                **extra,
             },
             schema=schema,
         )
+        if self.windows is not None:
+            # Windows first: a crash in between leaves orphan windows, which the
+            # re-run deletes with the document; the full-text leg ignores
+            # window hits whose chunk is missing.
+            self.windows.add(document_id, document_name, chunks)
         self.table.add(data)
+
+    def rows_by_id(self, chunk_ids: Sequence[str], columns: Sequence[str]) -> list[dict[str, Any]]:
+        """The rows of these chunks, in the order given (missing ids are skipped)."""
+        if not chunk_ids:
+            return []
+        rows = (self.table.search().where(sql_in("chunk_id", chunk_ids))
+                .select(list(columns)).limit(len(chunk_ids)).to_list())
+        by_id = {row["chunk_id"]: row for row in rows}
+        return [by_id[c] for c in chunk_ids if c in by_id]
 
     def document_rows(self, document_id: str, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         query = self.table.search().where(sql_in("document_id", [document_id])).limit(None)
@@ -208,6 +295,9 @@ class ChunkTable:
         return sorted(rows, key=lambda r: r["chunk_index"])
 
     def has_fts_index(self) -> bool:
+        """Whether the table the full-text leg searches (the windows, when present) is indexed."""
+        if self.windows is not None:
+            return self.windows.has_fts_index()
         return any(i.index_type == "FTS" for i in self.table.list_indices())
 
     def refresh_fts(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool) -> None:
@@ -221,3 +311,15 @@ class ChunkTable:
             log.info("building full-text index for %s (%s)", self.index, json.dumps(wanted))
             self.table.create_index("text", config=FTS(with_position=False, **wanted), replace=True)
         self.table.optimize()
+        if self.windows is not None:
+            self.windows.refresh_fts(wanted)
+
+
+def _multivector(per_chunk: Sequence[np.ndarray], dim: int) -> pa.Array:
+    """A list<fixed_size_list<float32, dim>> array: one list of vectors per chunk."""
+    counts = [int(v.shape[0]) for v in per_chunk]
+    if min(counts, default=1) < 1:
+        raise ValueError("every chunk needs at least one window vector")
+    flat = pa.array(np.ascontiguousarray(np.concatenate(per_chunk), dtype=np.float32).reshape(-1))
+    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.FixedSizeListArray.from_arrays(flat, dim))

@@ -44,7 +44,8 @@ class RetrievalEngine:
         """Request options: the settings' defaults plus this request's overrides."""
         s = self.settings
         base = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
-                "fts_weight": s.fts_weight, "vector_weight": s.vector_weight, "rerank": s.rerank,
+                "fts_weight": s.fts_weight, "vector_weight": s.vector_weight, "fts_exact": s.fts_exact,
+                "rerank": s.rerank,
                 "min_score": s.reranker_min_score, "min_keep": s.reranker_min_keep,
                 "top_k": s.reranker_top_k}
         base.update({k: v for k, v in overrides.items() if v is not None})

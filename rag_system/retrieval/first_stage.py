@@ -5,6 +5,9 @@ through one leg only. Fusion (reciprocal rank, de-duplicated by chunk id,
 deterministic ties) and the evidence contrast score run in `docent_native`.
 If the full-text leg fails (for any reason the sanitiser did not foresee),
 hybrid search degrades to vector search with a warning instead of an error.
+On an index built with windows (Documentation/indexing.md) both legs score a
+chunk by its best window, and the full-text leg ranks twice (configured
+analyzer, exact words); the default fusion is weighted min-max scores.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import docent_native
 
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.store import ChunkTable
+from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
 from rag_system.retrieval.filters import compile_filters
 from rag_system.retrieval.fts_query import sanitize_fts_query
 from rag_system.retrieval.types import (
@@ -33,6 +37,10 @@ log = logging.getLogger(__name__)
 
 COLUMNS = ["chunk_id", "document_id", "document_name", "chunk_index", "page_start", "page_end",
            "heading_path", "block_type", "text", "metadata"]
+
+
+#: Names of the full-text rankings in `RetrievalResult.legs`, in fusion order.
+FTS_LEGS = ("fts", "fts_exact")
 
 
 class FullTextUnavailableError(RuntimeError):
@@ -63,23 +71,24 @@ class FirstStage:
             vector = self.embedder.embed([query])[0]
             timings["embed_ms"] = (time.perf_counter() - t0) * 1000
         if mode in ("hybrid", "fts_only"):
-            fts_future = self.pool.submit(self._fts_leg, table, query, where, options.per_leg, timings)
+            fts_future = self.pool.submit(self._fts_leg, table, query, where, options.per_leg,
+                                          options.fts_exact, timings)
         if vector is not None:
             vec_future = self.pool.submit(self._vector_leg, table, vector, where, options.per_leg, timings)
-        fts_rows: list[dict[str, Any]] = []
+        fts_lists: list[list[dict[str, Any]]] = []
         vec_rows: list[dict[str, Any]] = []
         if vec_future is not None:
             vec_rows = vec_future.result()
         if fts_future is not None:
             try:
-                fts_rows = fts_future.result()
+                fts_lists = fts_future.result()
             except Exception as exc:  # degrade, never fail the whole search
                 if mode == "fts_only":
                     raise
                 log.warning("full-text leg failed, using vector results only: %s", exc)
                 warnings.append(f"full-text search failed ({type(exc).__name__}); results are vector-only")
         t0 = time.perf_counter()
-        candidates = _fuse(fts_rows, vec_rows, options)
+        candidates = _fuse(fts_lists, vec_rows, options)
         similarities = [c.vector_similarity for c in candidates if c.vector_similarity is not None]
         evidence = float(docent_native.evidence_contrast(similarities)) if similarities else 0.0
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
@@ -87,11 +96,13 @@ class FirstStage:
         return RetrievalResult(
             query=query, mode=mode, candidates=candidates, evidence_score=evidence,
             timings_ms=timings, warnings=warnings,
-            legs={"fts": [r["chunk_id"] for r in fts_rows], "vector": [r["chunk_id"] for r in vec_rows]},
+            legs={"fts": [], **{name: [r["chunk_id"] for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
+                  "vector": [r["chunk_id"] for r in vec_rows]},
         )
 
-    def _fts_leg(self, table: ChunkTable, query: str, where: str | None, limit: int,
-                 timings: dict[str, float]) -> list[dict[str, Any]]:
+    def _fts_leg(self, table: ChunkTable, query: str, where: str | None, limit: int, exact: bool,
+                 timings: dict[str, float]) -> list[list[dict[str, Any]]]:
+        """One ranking per analyzer: the configured one, plus exact words on windowed tables."""
         from lancedb.query import MatchQuery
 
         t0 = time.perf_counter()
@@ -99,21 +110,27 @@ class FirstStage:
         if not terms:
             timings["fts_ms"] = 0.0
             return []
-        builder = table.table.search(MatchQuery(terms, "text"), query_type="fts")
-        if where:
-            builder = builder.where(where, prefilter=True)
-        rows = builder.select([*COLUMNS, "_score"]).limit(limit).to_list()
+        if table.windows is not None:
+            columns = [TEXT_COLUMN, EXACT_COLUMN] if exact else [TEXT_COLUMN]
+            lists = [_window_fts(table, terms, where, limit, column) for column in columns]
+        else:
+            builder = table.table.search(MatchQuery(terms, "text"), query_type="fts")
+            if where:
+                builder = builder.where(where, prefilter=True)
+            lists = [builder.select([*COLUMNS, "_score"]).limit(limit).to_list()]
         timings["fts_ms"] = (time.perf_counter() - t0) * 1000
-        if not rows and not table.has_fts_index():
+        if not any(lists) and not table.has_fts_index():
             # LanceDB answers an un-indexed full-text query with nothing, which
             # would silently turn hybrid into vector search.
             raise FullTextUnavailableError(f"index {table.index!r} has no full-text index; rebuild it")
-        return rows
+        return lists
 
     def _vector_leg(self, table: ChunkTable, vector: Any, where: str | None, limit: int,
                     timings: dict[str, float]) -> list[dict[str, Any]]:
         t1 = time.perf_counter()
-        builder = table.table.search(vector, vector_column_name="vector").distance_type("cosine")
+        # With windows, LanceDB scores a chunk by its best window (multivector
+        # MaxSim against one query vector), so `_distance` is 1 - best cosine.
+        builder = table.table.search(vector, vector_column_name=table.vector_column).distance_type("cosine")
         if where:
             builder = builder.where(where, prefilter=True)
         rows = builder.select([*COLUMNS, "_distance"]).limit(limit).to_list()
@@ -121,25 +138,46 @@ class FirstStage:
         return rows
 
 
-def _fuse(fts_rows: list[dict[str, Any]], vec_rows: list[dict[str, Any]],
+def _window_fts(table: ChunkTable, terms: str, where: str | None, limit: int,
+                column: str) -> list[dict[str, Any]]:
+    """Chunks ranked by their best window's BM25 score (see `rag_system.indexing.windows`)."""
+    assert table.windows is not None
+    ranked = table.windows.search_chunks(terms, where, limit, column)
+    rows = table.rows_by_id([chunk_id for chunk_id, _ in ranked], COLUMNS)
+    scores = dict(ranked)
+    for row in rows:
+        row["_score"] = scores[row["chunk_id"]]
+    return rows
+
+
+def _fuse(fts_lists: list[list[dict[str, Any]]], vec_rows: list[dict[str, Any]],
           options: RetrievalOptions) -> list[Candidate]:
+    """Fuse the full-text rankings and the vector ranking in `docent_native`.
+
+    The full-text weight is shared equally by its analyzers, so turning the
+    exact-word ranking on does not shift the balance between the two kinds of
+    evidence. A candidate's `fts_rank`/`fts_score` come from the first
+    analyzer that found it.
+    """
     by_id: dict[str, Candidate] = {}
-    for rank, row in enumerate(fts_rows, start=1):
-        cand = by_id.setdefault(row["chunk_id"], _candidate(row))
-        if cand.fts_rank is None:
-            cand.fts_rank, cand.fts_score = rank, float(row.get("_score") or 0.0)
+    for fts_rows in fts_lists:
+        for rank, row in enumerate(fts_rows, start=1):
+            cand = by_id.setdefault(row["chunk_id"], _candidate(row))
+            if cand.fts_rank is None:
+                cand.fts_rank, cand.fts_score = rank, float(row.get("_score") or 0.0)
     for rank, row in enumerate(vec_rows, start=1):
         cand = by_id.setdefault(row["chunk_id"], _candidate(row))
         if cand.vector_rank is None:
             cand.vector_rank = rank
             cand.vector_similarity = 1.0 - float(row.get("_distance") or 0.0)
-    rankings = [[r["chunk_id"] for r in fts_rows], [r["chunk_id"] for r in vec_rows]]
-    weights = [options.fts_weight, options.vector_weight]
+    share = options.fts_weight / max(1, len(fts_lists))
+    rankings = [[r["chunk_id"] for r in rows] for rows in fts_lists] + [[r["chunk_id"] for r in vec_rows]]
+    weights = [share] * len(fts_lists) + [options.vector_weight]
     if options.fusion == "rrf":
         fused = docent_native.rrf_fuse(rankings, options.rrf_k, weights, options.k)
     else:
-        scores = [[float(r.get("_score") or 0.0) for r in fts_rows],
-                  [1.0 - float(r.get("_distance") or 0.0) for r in vec_rows]]
+        scores = [[float(r.get("_score") or 0.0) for r in rows] for rows in fts_lists] + \
+                 [[1.0 - float(r.get("_distance") or 0.0) for r in vec_rows]]
         fused = docent_native.score_fuse(rankings, scores, weights, options.k)
     out = []
     for chunk_id, score in fused:

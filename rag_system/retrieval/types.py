@@ -30,6 +30,7 @@ class RetrievalOptions:
     rrf_k: float = 60.0
     fts_weight: float = 1.0
     vector_weight: float = 1.0
+    fts_exact: bool = True  # windowed tables: also rank by exact words (shares fts_weight)
     leg_k: int = 0  # candidates per leg; 0 = max(2k, 50)
     rerank: bool = False
     min_score: float = 0.5

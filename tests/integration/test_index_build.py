@@ -153,3 +153,33 @@ def test_kill_minus_nine_mid_build_then_rerun_completes(tmp_path: Path) -> None:
     assert len(final) == N_KILL_FILES and all(v == list(range(len(v))) for v in final.values())
     records = Manifest.open_existing(connect(settings.resolved_lancedb_uri), "k").records()  # type: ignore[union-attr]
     assert Counter(r.chunks for r in records.values()) == Counter(len(v) for v in final.values())
+
+
+def test_window_vectors_are_stored_and_a_layout_change_rebuilds(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from rag_system.indexing.store import WINDOWS_COLUMN, VectorLayoutMismatchError
+
+    write_corpus(tmp_path / "docs", 2, sentences=30)
+    windowed = settings.with_overrides(chunk_tokens=200, chunk_window_tokens=64)
+    first = build_index([tmp_path / "docs"], "t9", windowed, embedder=embedder)
+    db = connect(settings.resolved_lancedb_uri)
+    table = ChunkTable.open(db, "t9", embedder.identity)
+    assert table.window_tokens() == 64 and table.vector_column == WINDOWS_COLUMN
+    data = table.table.to_arrow()
+    windows = [np.array(w) for w in data[WINDOWS_COLUMN].to_pylist()]
+    vectors = np.array(data["vector"].to_pylist())
+    assert any(len(w) > 1 for w in windows) and all(len(w) >= 1 for w in windows)
+    for w, v in zip(windows, vectors):
+        assert np.allclose(np.linalg.norm(w, axis=1), 1.0, atol=1e-5)
+        mean = w.mean(axis=0)
+        assert np.allclose(v, mean / np.linalg.norm(mean), atol=1e-5)  # the chunk vector is their mean
+    with pytest.raises(VectorLayoutMismatchError, match="CHUNK_WINDOW_TOKENS"):
+        ChunkTable.open_or_create(db, "t9", embedder.identity, 0)
+
+    single = settings.with_overrides(chunk_tokens=200, chunk_window_tokens=0)
+    second = build_index([tmp_path / "docs"], "t9", single, embedder=embedder)
+    assert (second.added, second.unchanged, second.index_chunks) == (2, 0, first.index_chunks)
+    table = ChunkTable.open(connect(settings.resolved_lancedb_uri), "t9", embedder.identity)
+    assert table.window_tokens() == 0 and table.vector_column == "vector"
+    assert WINDOWS_COLUMN not in table.table.schema.names

@@ -97,18 +97,23 @@ def test_filters_apply_to_both_legs(engine: RetrievalEngine) -> None:
         engine.retrieve("r", "water", engine.options(filters={"page": {"gte": "1 OR 1=1"}}))
 
 
-def test_hybrid_degrades_to_vector_when_full_text_fails(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("window_tokens", [0, 128])
+def test_hybrid_degrades_to_vector_when_full_text_fails(tmp_path: Path, embedder,  # type: ignore[no-untyped-def]
+                                                         window_tokens: int) -> None:
     from rag_system.config import load_settings
 
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.txt").write_text("Penguins live in the southern hemisphere.")
     settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data")}, dotenv_path=None)
+    settings = settings.with_overrides(chunk_window_tokens=window_tokens)
     build_index([folder], "d", settings, embedder=embedder)
     engine = RetrievalEngine(settings, embedder)
-    table = engine.table("d").table
-    for index in table.list_indices():
-        table.drop_index(index.name)  # a real broken full-text leg: no FTS index at all
+    handle = engine.table("d")
+    assert (handle.windows is not None) == bool(window_tokens)
+    for table in (handle.table, handle.windows.table if handle.windows else None):
+        for index in table.list_indices() if table is not None else ():
+            table.drop_index(index.name)  # a real broken full-text leg: no FTS index at all
     result = engine.retrieve("d", "penguins", engine.options(mode="hybrid"))
     assert names(result) == ["a.txt"]
     assert result.warnings and "vector-only" in result.warnings[0]
@@ -157,3 +162,36 @@ def test_rerank_select_stage_with_a_real_cross_encoder(tmp_path: Path, embedder)
     assert [r.candidate for r in result.reranked if r.kept] == result.final
     assert "rerank_ms" in result.timings_ms
     assert result.to_json()["rerank"][0]["reason"] in {"above_min_score", "min_keep"}
+
+
+def test_windowed_index_scores_a_chunk_by_its_best_window(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from rag_system.config import load_settings
+
+    topics = ["penguins huddle together to survive the antarctic winter",
+              "sourdough bread needs a lively starter and a long proof",
+              "the violin has four strings tuned in perfect fifths",
+              "glaciers carve u-shaped valleys as they slowly advance"]
+    paragraphs = [f"Paragraph {i}: {topics[i % 4]}, which is fact number {i}." for i in range(16)]
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "long.txt").write_text("\n\n".join(paragraphs))
+    settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data")}, dotenv_path=None)
+    settings = settings.with_overrides(chunk_window_tokens=48)
+    build_index([folder], "w", settings, embedder=embedder)
+    engine = RetrievalEngine(settings, embedder)
+    table = engine.table("w")
+    assert table.windows is not None
+    windows = table.windows.table.to_arrow().to_pylist()
+    assert len({w["chunk_id"] for w in windows}) == table.count() < len(windows)
+    query = "how do violins get tuned"
+    result = engine.retrieve("w", query, engine.options(mode="hybrid", k=5))
+    assert set(result.legs) == {"fts", "fts_exact", "vector"}
+    top = result.candidates[0]
+    mine = [w["text"] for w in windows if w["chunk_id"] == top.chunk_id]
+    assert all(w.startswith("long.txt\n") for w in mine)  # the context line opens every window
+    sims = embedder.embed(mine) @ embedder.embed([query])[0]
+    assert top.vector_similarity == pytest.approx(float(np.max(sims)), abs=2e-3)  # best window, not the mean
+    plain = engine.retrieve("w", query, engine.options(mode="fts_only", k=5, fts_exact=False))
+    assert "fts_exact" not in plain.legs and plain.legs["fts"] and plain.candidates

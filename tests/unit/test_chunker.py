@@ -123,3 +123,39 @@ def test_context_line_opens_every_chunk_and_counts_against_the_budget() -> None:
     plain = chunk_document(d, "d" * 64, words, ChunkerOptions(60, 0, "headings"))
     assert plain[0].text.startswith("Streams > Flow Control\n")
     assert plain[0].chunk_id != chunks[0].chunk_id
+
+
+def test_windows_cover_the_chunk_within_their_budget_and_carry_the_context() -> None:
+    heading = ("Streams", "Flow Control")
+    blocks = [Block("Flow Control", 1, "heading", heading)] + [
+        Block(" ".join(sentence(10 * p + i) for i in range(4)), 1, "paragraph", heading) for p in range(6)]
+    options = ChunkerOptions(100, 0, "document", window_tokens=30)
+    chunks = chunk_document(doc(*blocks), "d" * 64, words, options)
+    assert "-w30" in options.version and options.version != ChunkerOptions(100, 0, "document").version
+    for c in chunks:
+        assert len(c.windows) > 1
+        for w in c.windows:
+            assert w.startswith("a.pdf > Streams > Flow Control\n")
+            assert len(w.split()) <= 30
+        body = c.text.partition("\n")[2]
+        joined = " ".join(w.partition("\n")[2] for w in c.windows)
+        assert " ".join(body.split()) == " ".join(joined.split())  # every sentence, once, in order
+        # paragraph-aligned: after the first, every window opens a 20-token paragraph
+        for w in c.windows[1:]:
+            assert w.partition("\n")[2].split("\n")[0].startswith(("W0 ", "W10 ", "W20 ", "W30 ", "W40 ", "W50 "))
+
+
+def test_a_chunk_that_fits_one_window_is_its_own_window_and_windows_default_off() -> None:
+    d = doc(Block("One short paragraph here. And a second sentence.", 1))
+    on = chunk_document(d, "d" * 64, words, ChunkerOptions(100, window_tokens=50))
+    assert on[0].windows == (on[0].text,)
+    off = chunk_document(d, "d" * 64, words, ChunkerOptions(100))
+    assert off[0].windows == () and off[0].text == on[0].text
+
+
+def test_align_blocks_starts_a_paragraph_that_fits_in_a_fresh_chunk() -> None:
+    blocks = [Block(" ".join(sentence(10 * p + i) for i in range(3)), 1) for p in range(3)]  # 15 tokens each
+    loose = chunk_document(doc(*blocks), "d" * 64, words, ChunkerOptions(20, 0))
+    aligned = chunk_document(doc(*blocks), "d" * 64, words, ChunkerOptions(20, 0, align_blocks=True))
+    assert not loose[1].text.startswith("W10 ")  # greedy packing splits the second paragraph
+    assert [c.text.split()[0] for c in aligned] == ["W0", "W10", "W20"]
