@@ -53,10 +53,43 @@ def extractive_answer(question: str, blocks: list[EvidenceBlock], max_sentences:
         scored.append((weight / (1.0 + RANK_DECAY * block_index), block_index, start, span))
     scored.sort(key=lambda s: (-s[0], s[1], s[2]))
     chosen = sorted(scored[:max_sentences], key=lambda s: (s[1], s[2]))
-    lines = [f"{' '.join(span.split())} [{blocks[bi].number}]" for _, bi, _, span in chosen]
+    chosen = _with_following(chosen, bodies)
+    lines = [_cited(span, blocks[bi].number) for _, bi, _, span in chosen]
     if len(lines) == 1:
         return lines[0]
     return "\n".join(f"- {line}" for line in lines)
+
+
+def _cited(span: str, number: int) -> str:
+    """Every sentence of the span gets the marker: the validator checks sentence by sentence."""
+    parts = [span[a:b] for a, b in docent_native.split_sentences(span)] or [span]
+    return " ".join(f"{' '.join(part.split())} [{number}]" for part in parts)
+
+
+def _with_following(chosen: list[tuple[float, int, int, str]],
+                    bodies: list[str]) -> list[tuple[float, int, int, str]]:
+    """Extend each short pick with the sentence that follows it in its block.
+
+    A sentence that names the thing asked about ("ack_delay_exponent (0x0a):
+    The acknowledgment delay exponent is ...") is often followed by the one
+    that answers ("If this value is absent, a default value of 3 is
+    assumed"), which shares few words with the question. The extension is
+    contiguous text of the block, so the answer stays verbatim; picks that
+    would then overlap the next pick are left alone.
+    """
+    out = []
+    taken = {(bi, start) for _, bi, start, _ in chosen}
+    for score, bi, start, span in chosen:
+        body = bodies[bi]
+        end = start + len(span)
+        if body[start:end] == span and len(span) < MAX_SENTENCE_CHARS:
+            following = [(a, b) for a, b in docent_native.split_sentences(body) if a >= end]
+            if following and (bi, following[0][0]) not in taken:
+                a, b = following[0]
+                if b - start <= MAX_SENTENCE_CHARS + 80:
+                    span = body[start:b]
+        out.append((score, bi, start, span))
+    return out
 
 
 def _idf(terms: list[str], sentences: list[str]) -> dict[str, float]:
