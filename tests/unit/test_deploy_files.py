@@ -178,7 +178,8 @@ def test_health_checks_hit_real_health_routes_on_the_right_ports() -> None:
 def test_ports_dependencies_and_volumes() -> None:
     doc = compose()
     services = doc["services"]
-    assert services["rag-api"]["expose"] == [str(PORTS["rag-api"])]
+    # Published on loopback only: the browser streams answers straight from the RAG API.
+    assert services["rag-api"]["ports"] == [f"127.0.0.1:{PORTS['rag-api']}:{PORTS['rag-api']}"]
     published = [p.rsplit(":", 1)[1] for p in services["backend"]["ports"]]
     assert published == [str(PORTS["backend"])]
     front_port = services["frontend"]["environment"]["FRONTEND_PORT"]
