@@ -134,7 +134,7 @@ class Settings:
 #: Profile defaults; the `fast` profile trades recall for latency and memory.
 PROFILES: Mapping[str, Mapping[str, Any]] = {
     "default": {},
-    "fast": {"retrieval_k": 10, "embedding_batch_size": 64, "ocr_engine": "none"},
+    "fast": {"retrieval_k": 10, "embedding_batch_size": 64, "ocr_engine": "none", "chunk_window_tokens": 0},
 }
 
 _TRUE = {"1", "true", "yes", "on"}
