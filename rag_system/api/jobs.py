@@ -31,6 +31,7 @@ from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
 from rag_system.indexing.store import connect, table_exists, table_name
+from rag_system.indexing.windows import WINDOWS_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -259,7 +260,8 @@ class JobQueue:
         db = connect(self.settings.resolved_lancedb_uri)
         name = table_name(index)
         existed = table_exists(db, name)
-        for table in (name, manifest_table_name(index)):
+        # Every table of the index: chunks, their full-text windows, the manifest.
+        for table in (name, name + WINDOWS_SUFFIX, manifest_table_name(index)):
             if table_exists(db, table):
                 db.drop_table(table)
         return existed
