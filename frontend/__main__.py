@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
-from frontend.server import ConfigError, load_config, serve
+from frontend.server import ConfigError, load_config, make_server, serve, vendor_installed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +19,13 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    serve(config)
+    server = make_server(config)
+    host, port = server.server_address[:2]
+    print(json.dumps({"msg": "listening", "url": f"http://{host}:{port}", "gateway": config.gateway_url,
+                      "rag_api": config.rag_url}), file=sys.stderr, flush=True)
+    if not vendor_installed():
+        print("warning: frontend/node_modules is missing; run `make setup` (npm ci)", file=sys.stderr, flush=True)
+    serve(server)
     return 0
 
 

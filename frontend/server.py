@@ -172,13 +172,12 @@ def make_server(config: FrontendConfig) -> ThreadingHTTPServer:
     return server
 
 
-def serve(config: FrontendConfig) -> None:
-    server = make_server(config)
-    host, port = server.server_address[:2]
-    print(json.dumps({"msg": "listening", "url": f"http://{host}:{port}", "gateway": config.gateway_url,
-                      "rag_api": config.rag_url}), file=sys.stderr, flush=True)
-    if not all((NODE_MODULES / rel).is_file() for rel in VENDOR.values()):
-        print("warning: frontend/node_modules is missing; run `make setup` (npm ci)", file=sys.stderr, flush=True)
+def vendor_installed() -> bool:
+    """Whether `npm ci` has put the Markdown renderer and sanitiser in frontend/node_modules."""
+    return all((NODE_MODULES / rel).is_file() for rel in VENDOR.values())
+
+
+def serve(server: ThreadingHTTPServer) -> None:
     try:
         server.serve_forever()
     except KeyboardInterrupt:
