@@ -7,6 +7,7 @@ copied into the repository.
 from __future__ import annotations
 
 import json
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,3 +77,25 @@ def load_gold(paths: tuple[Path, ...]) -> list[GoldRow]:
             except (KeyError, ValueError, TypeError) as exc:
                 raise GoldFileError(f"{path}:{number}: {exc}") from exc
     return rows
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser, corpora: tuple[str, ...]) -> None:
+    """The options every harness shares: which data, where the index cache lives, settings overrides."""
+    parser.add_argument("--data-dir", type=Path, default=Path("../shared/eval-data"))
+    parser.add_argument("--corpus", choices=corpora, help="a known corpus")
+    parser.add_argument("--docs", type=Path, help="your own folder of documents")
+    parser.add_argument("--gold", type=Path, help="your own gold file (jsonl: id, query, expected, match)")
+    parser.add_argument("--case-sensitive", action="store_true", help="relevance without lower-casing (--gold)")
+    parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N rows")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a setting (e.g. chunk_tokens=256); repeatable")
+    parser.add_argument("--cache-dir", type=Path, default=Path("eval/.cache"))
+    parser.add_argument("--json-out", type=Path)
+    parser.add_argument("-v", "--verbose", action="store_true")
+
+
+def check_corpus_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if bool(args.docs) != bool(args.gold):
+        parser.error("--docs and --gold go together")
+    if not args.corpus and not args.docs:
+        parser.error("give --corpus or --docs/--gold")

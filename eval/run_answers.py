@@ -23,7 +23,15 @@ from typing import Any
 
 import docent_native
 
-from eval.corpora import ALL, Corpus, custom_corpus, known_corpora, load_gold
+from eval.corpora import (
+    ALL,
+    Corpus,
+    add_corpus_arguments,
+    check_corpus_arguments,
+    custom_corpus,
+    known_corpora,
+    load_gold,
+)
 from eval.metrics import GoldRow, normalise, percentile
 from eval.run_eval import _index_name, _overrides
 
@@ -32,23 +40,11 @@ log = logging.getLogger("eval.run_answers")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m eval.run_answers", description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", type=Path, default=Path("../shared/eval-data"))
-    p.add_argument("--corpus", choices=ALL, help="a known corpus")
-    p.add_argument("--docs", type=Path, help="your own folder of documents")
-    p.add_argument("--gold", type=Path, help="your own gold file (jsonl: id, query, expected, match)")
-    p.add_argument("--case-sensitive", action="store_true")
+    add_corpus_arguments(p, ALL)
     p.add_argument("--backend", choices=("auto", "llamacpp", "ollama", "openai", "extractive"), default=None)
-    p.add_argument("--limit", type=int, default=0, help="evaluate only the first N rows")
     p.add_argument("--sample", type=int, default=0, help="evaluate N rows spread evenly over the gold file")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a setting")
-    p.add_argument("--cache-dir", type=Path, default=Path("eval/.cache"))
-    p.add_argument("--json-out", type=Path)
-    p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
-    if bool(args.docs) != bool(args.gold):
-        p.error("--docs and --gold go together")
-    if not args.corpus and not args.docs:
-        p.error("give --corpus or --docs/--gold")
+    check_corpus_arguments(p, args)
     return args
 
 

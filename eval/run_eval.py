@@ -18,7 +18,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval.corpora import ALL, Corpus, custom_corpus, known_corpora, load_gold
+from eval.corpora import (
+    ALL,
+    Corpus,
+    add_corpus_arguments,
+    check_corpus_arguments,
+    custom_corpus,
+    known_corpora,
+    load_gold,
+)
 from eval.report import format_table, summarise
 
 MODES = ("hybrid", "vector_only", "fts_only")
@@ -27,26 +35,13 @@ log = logging.getLogger("eval.run_eval")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m eval.run_eval", description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", type=Path, default=Path("../shared/eval-data"))
-    p.add_argument("--corpus", choices=(*ALL, "all"), help="a known corpus, or all of them")
-    p.add_argument("--docs", type=Path, help="your own folder of documents")
-    p.add_argument("--gold", type=Path, help="your own gold file (jsonl: id, query, expected, match)")
-    p.add_argument("--case-sensitive", action="store_true", help="relevance without lower-casing (--gold)")
+    add_corpus_arguments(p, (*ALL, "all"))
     p.add_argument("--mode", choices=MODES, default=None)
     p.add_argument("--compare-modes", action="store_true", help="run hybrid, vector_only and fts_only")
     p.add_argument("--rerank", action="store_true", help="enable the configured reranker")
     p.add_argument("--k", type=int, default=20)
-    p.add_argument("--limit", type=int, default=0, help="evaluate only the first N rows")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a setting (e.g. chunk_tokens=256); repeatable")
-    p.add_argument("--cache-dir", type=Path, default=Path("eval/.cache"))
-    p.add_argument("--json-out", type=Path)
-    p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
-    if bool(args.docs) != bool(args.gold):
-        p.error("--docs and --gold go together")
-    if not args.corpus and not args.docs:
-        p.error("give --corpus or --docs/--gold")
+    check_corpus_arguments(p, args)
     return args
 
 
