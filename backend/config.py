@@ -7,13 +7,14 @@ Only what the gateway alone reads lives here; the shared data layout
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from dotenv import dotenv_values
+
+from rag_system.config import is_loopback
 
 #: Every environment variable this module reads (checked against the docs by a unit test).
 ENV_VARS = ("DOCENT_DATA_DIR", "DB_PATH", "GATEWAY_HOST", "GATEWAY_PORT", "DOCENT_API_TOKEN",
@@ -59,15 +60,6 @@ class GatewayConfig:
         if not self.api_token and not is_loopback(host):
             raise GatewayConfigError(
                 f"refusing to listen on {host} without DOCENT_API_TOKEN: set a token or bind 127.0.0.1")
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _number(env: Mapping[str, str], name: str, default: float, kind: type = float) -> float:

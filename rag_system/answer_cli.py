@@ -70,6 +70,20 @@ def _terminate_as_interrupt() -> Iterator[threading.Event]:
             signal.signal(s, h)
 
 
+def checked_query_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Validate --filters and --k before any model loads; return the parsed filters.
+
+    Raises `json.JSONDecodeError`, `FilterError` or `ValueError` (all usage errors).
+    """
+    from rag_system.retrieval.filters import compile_filters
+
+    filters = json.loads(args.filters) if args.filters else None
+    compile_filters(filters)
+    if args.k is not None and not 1 <= args.k <= 1000:
+        raise ValueError("--k must be between 1 and 1000")
+    return filters
+
+
 def run_chat(args: argparse.Namespace, settings: Settings) -> int:
     with _terminate_as_interrupt() as cancel:
         try:
@@ -112,13 +126,10 @@ def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], ca
     from rag_system.indexing.embedder import EmbedderLoadError, shared_embedder
     from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
     from rag_system.retrieval.engine import RetrievalEngine
-    from rag_system.retrieval.filters import FilterError, compile_filters
+    from rag_system.retrieval.filters import FilterError
 
     try:
-        filters = json.loads(args.filters) if args.filters else None
-        compile_filters(filters)
-        if args.k is not None and not 1 <= args.k <= 1000:
-            raise ValueError("--k must be between 1 and 1000")
+        filters = checked_query_options(args)
         engine = RetrievalEngine(settings, shared_embedder(settings))
         pipeline = QueryPipeline(settings, engine, BackendRegistry(settings))
         request = pipeline.request(args.query, indexes, mode=args.mode, k=args.k, filters=filters,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag_system.answer_cli import add_commands as add_answer_commands
-from rag_system.answer_cli import run_ask, run_chat
+from rag_system.answer_cli import checked_query_options, run_ask, run_chat
 from rag_system.api.main import add_command as add_api_command
 from rag_system.api.main import run_api
 from rag_system.config import ConfigError, load_settings
@@ -109,14 +109,10 @@ def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no
     from rag_system.indexing.embedder import EmbedderLoadError, shared_embedder
     from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
     from rag_system.retrieval.engine import RetrievalEngine
-    from rag_system.retrieval.filters import FilterError, compile_filters
+    from rag_system.retrieval.filters import FilterError
 
     try:
-        # Validate everything the user typed before loading any model.
-        filters = json.loads(args.filters) if args.filters else None
-        compile_filters(filters)
-        if args.k is not None and not 1 <= args.k <= 1000:
-            raise ValueError("--k must be between 1 and 1000")
+        filters = checked_query_options(args)  # before loading any model
         engine = RetrievalEngine(settings, shared_embedder(settings))
         options = engine.options(mode=args.mode, k=args.k, filters=filters, rerank=args.rerank)
         result = engine.retrieve(args.index, args.query, options)

@@ -9,6 +9,7 @@ explicit per-request overrides (`Settings.with_overrides`).
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -246,3 +247,13 @@ def load_settings(
         if var and var in env and env[var] != "":
             values[f.name] = env[var]
     return Settings().with_overrides(**values)
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach; both services refuse other binds without a token."""
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -336,3 +336,21 @@ def make_fake_docx(path: Path) -> Path:
     """A file named .docx that is plain text, not a zip archive."""
     path.write_text("This is not really a Word document.\n", encoding="utf-8")
     return path
+
+
+# A tiny answering corpus: one QUIC fact with a near-miss neighbour, and two unrelated documents.
+ANSWER_QUIC = ("Transport Parameter Definitions\n\n"
+        "ack_delay_exponent (0x0a): The acknowledgment delay exponent is an integer value indicating an "
+        "exponent used to decode the ACK Delay field in the ACK frame. If this value is absent, a default "
+        "value of 3 is assumed (indicating a multiplier of 8). Values above 20 are invalid.\n\n"
+        "max_ack_delay (0x0b): The maximum acknowledgment delay is an integer value indicating the maximum "
+        "amount of time in milliseconds by which the endpoint will delay sending acknowledgments. If this "
+        "value is absent, a default of 25 milliseconds is assumed.\n")
+ANSWER_DOCS = {
+    "quic-transport.txt": ANSWER_QUIC,
+    "garden.md": "# Garden\n\nTomatoes need six hours of sun a day.\n\n## Water\n\nWater hydrangeas every "
+                 "morning in summer, and twice a week in winter.",
+    "leave-policy.txt": "Leave policy.\n\nEmployees accrue 25 days of annual leave per year.\f"
+                        "Sick leave requires a doctor's note after three consecutive days.",
+}
+ANSWER_QUESTION = "If a QUIC endpoint never sends the ack_delay_exponent transport parameter, what value is assumed?"

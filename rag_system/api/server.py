@@ -10,7 +10,6 @@ logged with its traceback and answered 500 with the request id.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import re
 import socket
@@ -26,7 +25,7 @@ from rag_system.api.errors import ApiError
 from rag_system.api.messages import Request, Response, Stream
 from rag_system.api.routes import Router
 from rag_system.api.sse import SSEStream
-from rag_system.config import ConfigError
+from rag_system.config import ConfigError, is_loopback
 
 log = logging.getLogger("rag_system.api")
 access = logging.getLogger("rag_system.api.access")
@@ -34,15 +33,6 @@ access = logging.getLogger("rag_system.api.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 ALLOW_HEADERS = "Authorization, Content-Type, X-Request-Id, Last-Event-ID"
 PREFLIGHT_MAX_AGE = "600"
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, token: str) -> None:

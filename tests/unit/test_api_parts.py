@@ -11,7 +11,8 @@ import pytest
 from rag_system.api.errors import ApiError
 from rag_system.api.metrics import Metrics
 from rag_system.api.routes import Router
-from rag_system.api.server import check_bind, is_loopback
+from rag_system.api.server import check_bind
+from rag_system.config import is_loopback
 from rag_system.api.sse import SSEStream, frame
 from rag_system.config import ConfigError
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.config import DEFAULT_ORIGINS, GatewayConfigError, is_loopback, load_gateway_config
+from backend.config import DEFAULT_ORIGINS, GatewayConfigError, load_gateway_config
+from rag_system.config import is_loopback
 
 
 def test_defaults() -> None:

@@ -38,7 +38,19 @@ def _request(url: str, body: dict[str, Any] | None, timeout: float,
     return urllib.request.urlopen(req, timeout=timeout)  # noqa: S310 - URL comes from settings
 
 
-class OllamaBackend(LLMBackend):
+class _HttpBackend(LLMBackend):
+    """What both HTTP backends share: a configured window and tokenizer-free token estimates."""
+
+    context_tokens: int
+
+    def context_window(self, model: str | None = None) -> int:
+        return self.context_tokens
+
+    def count_tokens(self, text: str, model: str | None = None) -> int:
+        return estimate_tokens(text)
+
+
+class OllamaBackend(_HttpBackend):
     name = "ollama"
 
     def __init__(self, host: str, model: str, *, timeout: float = 120.0, context_tokens: int = 8192,
@@ -60,12 +72,6 @@ class OllamaBackend(LLMBackend):
             return BackendStatus(self.name, False, self.model,
                                  f"model {self.model} is not pulled on {self.host} (ollama pull {self.model})")
         return BackendStatus(self.name, True, self.model, self.host, self.context_tokens)
-
-    def context_window(self, model: str | None = None) -> int:
-        return self.context_tokens
-
-    def count_tokens(self, text: str, model: str | None = None) -> int:
-        return estimate_tokens(text)
 
     def stream(self, messages: list[Message], params: GenerationParams,
                result: StreamResult) -> Iterator[str]:
@@ -105,7 +111,7 @@ class OllamaBackend(LLMBackend):
             "length" if final.get("done_reason") == "length" else "stop", model)
 
 
-class OpenAIBackend(LLMBackend):
+class OpenAIBackend(_HttpBackend):
     name = "openai"
 
     def __init__(self, base_url: str, api_key: str, model: str, *, timeout: float = 120.0,
@@ -132,12 +138,6 @@ class OpenAIBackend(LLMBackend):
         if not model:
             return BackendStatus(self.name, False, "", f"{self.base_url} serves no model; set OPENAI_MODEL")
         return BackendStatus(self.name, True, model, self.base_url, self.context_tokens)
-
-    def context_window(self, model: str | None = None) -> int:
-        return self.context_tokens
-
-    def count_tokens(self, text: str, model: str | None = None) -> int:
-        return estimate_tokens(text)
 
     def stream(self, messages: list[Message], params: GenerationParams,
                result: StreamResult) -> Iterator[str]:
