@@ -125,6 +125,16 @@ def seaweed(workdir: Path, bucket: str = "docent") -> Iterator[S3Server]:
         yield server
     finally:
         stop(proc)
+        _remove_grpc_sockets(ports)
+
+
+def _remove_grpc_sockets(ports: dict[str, int]) -> None:
+    """weed mini always puts its local gRPC sockets in /tmp (named by port) and may leave some behind."""
+    for flag, port in ports.items():
+        if flag.endswith(".port.grpc"):
+            path = Path(f"/tmp/seaweedfs-{flag.split('.')[0]}-grpc-{port}.sock")
+            if path.is_socket():
+                path.unlink(missing_ok=True)
 
 
 def _wait_ready(server: S3Server) -> None:
