@@ -81,7 +81,7 @@ class RagReplicas:
         return healthy or ordered
 
     def _spread(self, call: Callable[[RagClient], T]) -> T:
-        last: ApiError | None = None
+        failures: list[ApiError] = []
         for client in self._candidates():
             try:
                 return call(client)
@@ -92,8 +92,8 @@ class RagReplicas:
                 if err.status != 502:
                     raise  # the request itself was refused: another replica would refuse it too
                 self.take_out(client, err.message)
-                last = err
-        assert last is not None
+                failures.append(err)
+        last = failures[-1]
         raise ApiError(502, last.code, f"no RAG API replica could answer: {last.message}")
 
     # -- RagClient's methods -----------------------------------------------------------

@@ -7,6 +7,7 @@ Which replica answered is read from each server's own `/metrics` counters.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from backend.rag_replicas import RagReplicas
 from backend.web import ApiError
 from eval.replicas import free_port
 from tests.integration.api_support import Api, api_settings, build, running_api, write_docs
+from tests.integration.gateway_helpers import Client
 
 CHAT = {"query": "How often should hydrangeas be watered?", "index": "kb", "backend": "extractive"}
 
@@ -139,6 +141,51 @@ def test_index_requests_go_to_the_writer(apis, tmp_path):
         time.sleep(0.2)
     assert pool.job(started["job_id"])["state"] == "done"
     assert pool.delete_index("kb2") is True
+
+
+def test_gateway_builds_on_the_writer_and_chats_over_the_readers(apis):
+    """The whole path through a real gateway: upload and build reach the writer, chat the readers."""
+    from backend.app import App
+    from backend.server import serve
+
+    writer, readers, ports = apis
+    config = load_gateway_config({"DOCENT_DATA_DIR": str(writer.data_dir),  # the writer reads its uploads
+                                  "RAG_API_URL": ",".join(f"http://127.0.0.1:{p}" for p in ports),
+                                  "RAG_WRITER_URL": f"http://127.0.0.1:{writer.port}"}, dotenv_path=None)
+    app = App.build(config)
+    server = serve(app, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    gw = Client(f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        iid = gw.post("/indexes", {"name": "replicated"}).json["index_id"]
+        text = b"Lighthouse keepers trim the lamp wick every evening at dusk."
+        assert gw.upload(f"/indexes/{iid}/upload", [("lighthouse.md", text)]).status == 200
+        started = gw.post(f"/indexes/{iid}/build")
+        assert started.status == 202, started.body
+        job_id = started.json["job_id"]
+        assert writer.service.jobs.get(job_id) is not None
+        deadline = time.monotonic() + 120
+        while gw.get(f"/indexes/{iid}/jobs/{job_id}").json["state"] not in ("done", "failed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert gw.get(f"/indexes/{iid}/jobs/{job_id}").json["state"] == "done"
+
+        sid = gw.post("/sessions", {"title": "replicas"}).json["session_id"]
+        assert gw.post(f"/sessions/{sid}/indexes/{iid}").status == 200
+        before = [_chats(p) for p in ports]
+        for _ in range(4):
+            reply = gw.post(f"/sessions/{sid}/messages", {"message": "When do lighthouse keepers trim the wick?",
+                                                          "backend": "extractive"})
+            assert reply.status == 200, reply.body
+            assert reply.json["citations"][0]["document_name"] == "lighthouse.md"
+        assert [_chats(p) - b for p, b in zip(ports, before, strict=True)] == [2, 2]
+        health = gw.get("/health").json["rag_api"]
+        assert [r["ready"] for r in health["replicas"]] == [True, True]
+        assert health["writer"] == f"http://127.0.0.1:{writer.port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        app.close()
 
 
 def test_single_url_keeps_the_plain_client():
