@@ -8,6 +8,7 @@ from backend.config import GatewayConfig
 from backend.metrics import Metrics
 from backend.pages import PageRenderer
 from backend.rag_client import RagClient
+from backend.rag_replicas import RagReplicas
 from backend.store import Store
 
 
@@ -15,7 +16,7 @@ from backend.store import Store
 class App:
     config: GatewayConfig
     store: Store
-    rag: RagClient
+    rag: RagClient | RagReplicas
     metrics: Metrics
     pages: PageRenderer
 
@@ -25,8 +26,7 @@ class App:
         return cls(
             config=config,
             store=Store(config.database),
-            rag=RagClient(config.rag_api_url, token=config.api_token, timeout_s=config.rag_api_timeout_s,
-                          index_timeout_s=config.rag_api_index_timeout_s),
+            rag=_rag(config),
             metrics=Metrics(),
             pages=PageRenderer(config.page_cache_dir),
         )
@@ -34,3 +34,12 @@ class App:
     def close(self) -> None:
         self.pages.close()
         self.store.close()
+
+
+def _rag(config: GatewayConfig) -> RagClient | RagReplicas:
+    """One RAG API (the usual case, unchanged) or query replicas plus a writer."""
+    token, timeout, index_timeout = config.api_token, config.rag_api_timeout_s, config.rag_api_index_timeout_s
+    if len(config.rag_api_urls) == 1 and config.rag_writer_url == config.rag_api_url:
+        return RagClient(config.rag_api_url, token=token, timeout_s=timeout, index_timeout_s=index_timeout)
+    return RagReplicas(config.rag_api_urls, config.rag_writer_url, token=token, timeout_s=timeout,
+                       index_timeout_s=index_timeout)

@@ -19,7 +19,7 @@ from rag_system.config import is_loopback
 #: Every environment variable this module reads (checked against the docs by a unit test).
 ENV_VARS = ("DOCENT_DATA_DIR", "DB_PATH", "GATEWAY_HOST", "GATEWAY_PORT", "DOCENT_API_TOKEN",
             "DOCENT_CORS_ORIGINS", "DOCENT_MAX_UPLOAD_MB", "DOCENT_MAX_JSON_MB", "RAG_API_URL",
-            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL")
+            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL", "RAG_WRITER_URL")
 
 DEFAULT_ORIGINS = ("http://127.0.0.1:3000", "http://localhost:3000")
 
@@ -38,7 +38,10 @@ class GatewayConfig:
     cors_origins: tuple[str, ...] = DEFAULT_ORIGINS
     max_upload_bytes: int = 200 * 1024 * 1024
     max_json_bytes: int = 8 * 1024 * 1024
-    rag_api_url: str = "http://127.0.0.1:8001"
+    rag_api_url: str = "http://127.0.0.1:8001"  # the first of `rag_api_urls`
+    # Scale-out (Documentation/scale-out.md): chat spreads over these; index requests go to the writer.
+    rag_api_urls: tuple[str, ...] = ("http://127.0.0.1:8001",)
+    rag_writer_url: str = "http://127.0.0.1:8001"
     rag_api_timeout_s: float = 300.0
     rag_api_index_timeout_s: float = 60.0
     log_level: str = "INFO"
@@ -85,9 +88,13 @@ def load_gateway_config(environ: Mapping[str, str] | None = None,
     origins = tuple(o.strip().rstrip("/") for o in env.get("DOCENT_CORS_ORIGINS", "").split(",") if o.strip())
     if "*" in origins:
         raise GatewayConfigError("DOCENT_CORS_ORIGINS may not contain '*': list the frontend origin(s)")
-    url = env.get("RAG_API_URL", "") or GatewayConfig.rag_api_url
-    if not url.startswith(("http://", "https://")):
-        raise GatewayConfigError(f"RAG_API_URL must be an http(s) URL, got {url!r}")
+    urls = tuple(u.strip().rstrip("/") for u in (env.get("RAG_API_URL", "") or GatewayConfig.rag_api_url).split(",")
+                 if u.strip())
+    for name, value in [*(("RAG_API_URL", u) for u in urls), ("RAG_WRITER_URL", env.get("RAG_WRITER_URL", ""))]:
+        if value and not value.startswith(("http://", "https://")):
+            raise GatewayConfigError(f"{name} must be an http(s) URL (RAG_API_URL: comma-separated), got {value!r}")
+    if not urls:
+        raise GatewayConfigError("RAG_API_URL lists no URL")
     return GatewayConfig(
         data_dir=Path(env.get("DOCENT_DATA_DIR") or "data"),
         db_path=Path(env["DB_PATH"]) if env.get("DB_PATH") else None,
@@ -97,7 +104,9 @@ def load_gateway_config(environ: Mapping[str, str] | None = None,
         cors_origins=origins or DEFAULT_ORIGINS,
         max_upload_bytes=int(_number(env, "DOCENT_MAX_UPLOAD_MB", 200) * 1024 * 1024),
         max_json_bytes=int(_number(env, "DOCENT_MAX_JSON_MB", 8) * 1024 * 1024),
-        rag_api_url=url.rstrip("/"),
+        rag_api_url=urls[0],
+        rag_api_urls=urls,
+        rag_writer_url=(env.get("RAG_WRITER_URL") or urls[0]).rstrip("/"),
         rag_api_timeout_s=_number(env, "RAG_API_TIMEOUT", 300.0),
         rag_api_index_timeout_s=_number(env, "RAG_API_INDEX_TIMEOUT", 60.0),
         log_level=(env.get("DOCENT_LOG_LEVEL") or "INFO").upper(),

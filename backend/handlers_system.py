@@ -15,6 +15,7 @@ def health(app: App, req: Request) -> Response:
         status, body = app.rag.health()
         rag.update(reachable=True, status=body.get("status", "ok" if status == 200 else "not_ready"),
                    components=body.get("components", {}))
+        rag.update({k: body[k] for k in ("replicas", "writer") if k in body})  # scale-out: each replica's state
     except ApiError as err:
         rag.update(reachable=False, status="unavailable", error=err.message)
     ok = rag.get("status") == "ok"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
+import random
 import sys
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -45,10 +46,15 @@ class FrontendConfig:
     gateway_url: str = "http://127.0.0.1:8000"
     rag_url: str = "http://127.0.0.1:8001"
     api_token: str = ""
+    # Scale-out: every query replica the browser may stream from (Documentation/scale-out.md).
+    rag_urls: tuple[str, ...] = ()
 
     def public(self) -> dict[str, str]:
-        """What the browser gets at /config.json (the token only when explicitly configured)."""
-        out = {"gatewayUrl": self.gateway_url, "ragUrl": self.rag_url}
+        """What the browser gets at /config.json (the token only when explicitly configured).
+
+        With several replicas each page load gets one at random, so browsers spread over them."""
+        rag = random.choice(self.rag_urls) if self.rag_urls else self.rag_url
+        out = {"gatewayUrl": self.gateway_url, "ragUrl": rag}
         if self.api_token:
             out["apiToken"] = self.api_token
         return out
@@ -73,9 +79,12 @@ def load_config(host: str | None = None, port: int | None = None, env: dict[str,
             raise ConfigError(f"FRONTEND_PORT must be a port number, got {raw!r}") from None
     if not 0 <= port <= 65535:
         raise ConfigError(f"FRONTEND_PORT must be 0-65535, got {port}")
+    rags = [r for r in (env.get("DOCENT_RAG_PUBLIC_URL") or "").split(",") if r.strip()] or [""]
+    rag_urls = tuple(_url({"DOCENT_RAG_PUBLIC_URL": r}, "DOCENT_RAG_PUBLIC_URL", "http://127.0.0.1:8001")
+                     for r in rags)
     return FrontendConfig(host=host, port=port,
                           gateway_url=_url(env, "DOCENT_GATEWAY_PUBLIC_URL", "http://127.0.0.1:8000"),
-                          rag_url=_url(env, "DOCENT_RAG_PUBLIC_URL", "http://127.0.0.1:8001"),
+                          rag_url=rag_urls[0], rag_urls=rag_urls,
                           api_token=(env.get("DOCENT_FRONTEND_API_TOKEN") or "").strip())
 
 
@@ -85,7 +94,8 @@ def _origin(url: str) -> str:
 
 
 def content_security_policy(config: FrontendConfig) -> str:
-    apis = f"{_origin(config.gateway_url)} {_origin(config.rag_url)}"
+    rags = dict.fromkeys(_origin(u) for u in (config.rag_urls or (config.rag_url,)))
+    apis = " ".join([_origin(config.gateway_url), *rags])
     return ("default-src 'self'; script-src 'self'; style-src 'self'; "
             f"img-src 'self' data: blob: {apis}; connect-src 'self' {apis}; "
             "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'")

@@ -112,6 +112,16 @@ class Settings:
     max_body_bytes: int = field(default=1024 * 1024, metadata=_env("DOCENT_MAX_BODY_BYTES"))
     sse_heartbeat_s: float = field(default=15.0, metadata=_env("DOCENT_SSE_HEARTBEAT_S"))
     llm_preload: bool = field(default=True, metadata=_env("LLM_PRELOAD"))
+    # Scale-out (Documentation/scale-out.md): object storage, one writer, query replicas.
+    role: str = field(default="all", metadata=_env("DOCENT_ROLE"))
+    writer_url: str = field(default="", metadata=_env("DOCENT_WRITER_URL"))
+    read_consistency_s: float = field(default=0.0, metadata=_env("DOCENT_READ_CONSISTENCY_S"))
+    keep_versions_s: float = field(default=3600.0, metadata=_env("DOCENT_KEEP_VERSIONS_S"))
+    aws_endpoint: str = field(default="", metadata=_env("AWS_ENDPOINT_URL"))
+    aws_access_key_id: str = field(default="", metadata=_env("AWS_ACCESS_KEY_ID"))
+    aws_secret_access_key: str = field(default="", metadata=_env("AWS_SECRET_ACCESS_KEY"))
+    aws_region: str = field(default="", metadata=_env("AWS_REGION"))
+    aws_allow_http: bool = field(default=False, metadata=_env("AWS_ALLOW_HTTP"))
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a new validated `Settings`; unknown names are a `ConfigError`."""
@@ -126,6 +136,16 @@ class Settings:
     def resolved_lancedb_uri(self) -> str:
         """Where the index tables live: `LANCEDB_URI` or `<data_dir>/lancedb`."""
         return self.lancedb_uri or str(self.data_dir / "lancedb")
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        """LanceDB's object-store options from the AWS_* settings (only those set; empty for a folder)."""
+        pairs = (("aws_endpoint", self.aws_endpoint), ("aws_access_key_id", self.aws_access_key_id),
+                 ("aws_secret_access_key", self.aws_secret_access_key), ("aws_region", self.aws_region))
+        options = {key: value for key, value in pairs if value}
+        if self.aws_allow_http:
+            options["allow_http"] = "true"
+        return options if "://" in self.resolved_lancedb_uri else {}
 
     @property
     def uploads_dir(self) -> Path:
@@ -145,6 +165,9 @@ _MODES = ("hybrid", "vector_only", "fts_only")
 _PRECISIONS = ("auto", "fp32", "bf16")
 _CONTEXTS = ("none", "headings", "document")
 _BACKENDS = ("auto", "llamacpp", "ollama", "openai", "extractive")
+_ROLES = ("all", "writer", "reader")
+#: A replica's query may still read the version it started on this long after the writer moved on.
+_QUERY_MARGIN_S = 60.0
 
 
 def _coerce(base: Settings, name: str, value: Any) -> Any:
@@ -219,9 +242,25 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"RAG_API_PORT must be 0-65535, got {settings.api_port}")
     if settings.max_body_bytes <= 0 or settings.sse_heartbeat_s <= 0:
         raise ConfigError("DOCENT_MAX_BODY_BYTES and DOCENT_SSE_HEARTBEAT_S must be > 0")
+    _validate_scale(settings)
     if settings.retrieval_mode not in _MODES:
         raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(_MODES)}, got {settings.retrieval_mode!r}")
     return settings
+
+
+def _validate_scale(settings: Settings) -> None:
+    if settings.role not in _ROLES:
+        raise ConfigError(f"DOCENT_ROLE must be one of {', '.join(_ROLES)}, got {settings.role!r}")
+    if settings.read_consistency_s < 0:
+        raise ConfigError(f"DOCENT_READ_CONSISTENCY_S must be >= 0, got {settings.read_consistency_s}")
+    # The writer's cleanup must never delete a version a lagging replica may still be reading.
+    if settings.keep_versions_s < settings.read_consistency_s + _QUERY_MARGIN_S:
+        raise ConfigError(f"DOCENT_KEEP_VERSIONS_S ({settings.keep_versions_s:g}) must be at least "
+                          f"DOCENT_READ_CONSISTENCY_S + {_QUERY_MARGIN_S:g} s: replicas may read old "
+                          "versions that long")
+    if settings.aws_endpoint.startswith("http://") and not settings.aws_allow_http:
+        raise ConfigError(f"AWS_ENDPOINT_URL {settings.aws_endpoint!r} is plain HTTP; "
+                          "set AWS_ALLOW_HTTP=true to allow it")
 
 
 def load_settings(

@@ -22,7 +22,7 @@ from rag_system.api.paths import AllowedRoots
 from rag_system.config import Settings
 from rag_system.generation.registry import BackendRegistry
 from rag_system.indexing.embedder import Embedder, shared_embedder
-from rag_system.indexing.store import ChunkTable, connect, list_indexes
+from rag_system.indexing.store import ChunkTable, list_indexes, open_store
 from rag_system.retrieval.engine import RetrievalEngine
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class Service:
         self.settings = settings
         self.started = time.time()
         self.embedder = embedder or shared_embedder(settings)
-        self.db = connect(settings.resolved_lancedb_uri, read_consistency_s=0)
+        self.db = open_store(settings, replica=True)
         self.engine = RetrievalEngine(settings, self.embedder, db=self.db)
         self.registry = BackendRegistry(settings)
         self.pipeline = QueryPipeline(settings, self.engine, self.registry)

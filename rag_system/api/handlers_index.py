@@ -16,7 +16,18 @@ DELETE_WAIT_S = 120.0
 EVENTS_POLL_S = 1.0
 
 
+def require_writer(request: Request) -> None:
+    """Index writes belong to the one writer; a query replica refuses them and says where to go."""
+    settings = request.service.settings
+    if settings.role == "reader":
+        where = settings.writer_url or "the RAG API started with DOCENT_ROLE=writer (DOCENT_WRITER_URL is unset)"
+        raise ApiError(409, "read_only_replica",
+                       f"this RAG API is a query replica (DOCENT_ROLE=reader) and does not write indexes; "
+                       f"send index requests to the writer: {where}")
+
+
 def start_job(request: Request) -> Response:
+    require_writer(request)
     spec = parse_index(request.json())
     paths = checked_paths(request.service.roots, spec.paths)
     job = request.service.jobs.submit_build(spec.index, paths)
@@ -37,6 +48,7 @@ def job_status(request: Request) -> Response:
 
 
 def cancel_job(request: Request) -> Response:
+    require_writer(request)
     job = _job(request)
     request.service.jobs.cancel(job.job_id)
     return Response(200, job.to_json())
@@ -65,6 +77,7 @@ def list_all(request: Request) -> Response:
 
 
 def delete_index(request: Request) -> Response:
+    require_writer(request)
     name = index_name(request.params["name"], "name")
     job = request.service.jobs.submit_delete(name)
     deadline = time.monotonic() + DELETE_WAIT_S

@@ -41,7 +41,7 @@ def health(request: Request) -> Response:
     }
     # The extractive backend always answers, so an LLM problem degrades answers but never readiness.
     ready = all(components[c].get("ok") for c in ("embedder", "store", "jobs"))
-    body: dict[str, Any] = {"components": components}
+    body: dict[str, Any] = {"role": service.settings.role, "components": components}
     if request.query.get("deep", ["0"])[-1].lower() in ("1", "true", "yes"):
         from rag_system.api.deep_health import probe
 

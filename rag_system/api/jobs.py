@@ -30,7 +30,7 @@ from rag_system.indexing.builder import BuildCancelled, build_index
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
-from rag_system.indexing.store import connect, table_exists, table_name
+from rag_system.indexing.store import open_store, table_exists, table_name
 from rag_system.indexing.windows import WINDOWS_SUFFIX
 
 log = logging.getLogger(__name__)
@@ -257,7 +257,7 @@ class JobQueue:
             self._finish(job, "done", None, summary.to_json())
 
     def _drop(self, index: str) -> bool:
-        db = connect(self.settings.resolved_lancedb_uri)
+        db = open_store(self.settings)
         name = table_name(index)
         existed = table_exists(db, name)
         # Every table of the index: chunks, their full-text windows, the manifest.

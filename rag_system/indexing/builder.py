@@ -30,7 +30,7 @@ from rag_system.indexing.embedder import Embedder, shared_embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
-from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, connect, validate_index_name
+from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, open_store, validate_index_name
 from rag_system.ingestion import convert, supported_extensions
 from rag_system.ingestion.types import ConversionError, ConvertedDocument
 
@@ -88,7 +88,7 @@ def build_index(
     files, skipped, roots = discover(inputs, supported_extensions())
     sizes = [p.stat().st_size for p in files]
     hashes = hash_files(files)
-    db = connect(settings.resolved_lancedb_uri)
+    db = open_store(settings)
     manifest = Manifest.open_or_create(db, index)
     records = manifest.records()
     try:
@@ -135,8 +135,8 @@ def build_index(
     on_event(BuildEvent("fts_refreshed", data={"index": index}))
     t0 = time.perf_counter()
     table.refresh_fts(stem=settings.fts_stem, remove_stop_words=settings.fts_remove_stop_words,
-                      ascii_folding=settings.fts_ascii_folding)
-    manifest.compact()
+                      ascii_folding=settings.fts_ascii_folding, keep_versions_s=settings.keep_versions_s)
+    manifest.compact(settings.keep_versions_s)
     timings["fts"] = time.perf_counter() - t0
     summary.index_chunks = table.count()
     summary.index_documents = len(manifest.records())

