@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, Stack
+from tests.browser.conftest import DESKTOP, PHONE, Stack
+from tests.browser.helpers import BLANK, in_order, phase_states, shot, wait_until, watch_file_states
 from tests.fixtures_docs import make_pdf
 from tests.integration.gateway_helpers import Client
 
@@ -26,54 +27,6 @@ pytestmark = pytest.mark.slow
 
 QUESTION = "On which page is the bluejay described?"
 TXT = "Harbour tide log.\n\nThe quillwort harbour records its highest tide in March, at 6.4 metres.\n"
-
-
-BLANK = "   \n\n   \n"  # a text file with no text: its build fails with a reason
-
-
-def wait_until(check: Any, timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
-
-
-def in_order(seen: list[str], expected: list[str]) -> bool:
-    """`expected` is a subsequence of `seen`."""
-    it = iter(seen)
-    return all(state in it for state in expected)
-
-
-def watch_file_states(page: Any) -> None:
-    """Record every state each build row takes (attribute changes, not snapshots) in window.__fileStates."""
-    page.evaluate("""() => {
-        window.__fileStates = {};
-        const note = (li, state) => {
-            const list = (window.__fileStates[li.querySelector('.fname').textContent] ||= []);
-            if (list[list.length - 1] !== state) list.push(state);
-        };
-        // Several events can land in one batch of records: each record's old value, then the row's current state.
-        new MutationObserver((records) => {
-            const touched = new Set();
-            for (const r of records) {
-                if (!r.target.classList?.contains('job-file')) continue;
-                note(r.target, r.oldValue);
-                touched.add(r.target);
-            }
-            for (const li of touched) note(li, li.dataset.state);
-        }).observe(document.getElementById('build-progress'), { subtree: true, attributes: true,
-                                                                attributeOldValue: true, attributeFilter: ['data-state'] });
-    }""")
-
-
-def phase_states(page: Any) -> list[list[str]]:
-    return page.locator(".msg.assistant").last.locator(".phase").evaluate_all(
-        "ns => ns.map(n => [n.dataset.phase, n.dataset.state])")
-
-
-def shot(page: Any, name: str) -> None:
-    page.wait_for_timeout(150)  # let a viewport change settle
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
 
 
 def drop_files(page: Any, selector: str, files: list[tuple[str, bytes, str]]) -> None:
@@ -89,22 +42,6 @@ def drop_files(page: Any, selector: str, files: list[tuple[str, bytes, str]]) ->
         target.dispatchEvent(new DragEvent("dragenter", { bubbles: true, cancelable: true, dataTransfer: dt }));
         target.dispatchEvent(new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer: dt }));
     }""", [selector, payload])
-
-
-@pytest.fixture()
-def page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Any:
-    ctx = browser.new_context(viewport=DESKTOP, bypass_csp=True, reduced_motion="reduce")  # lets wait_for_function eval; the app never needs it
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    pg.errors = errors
-    yield pg
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:  # what the browser showed when it failed
-        pg.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
-    ctx.close()
 
 
 def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ function detail(ix) {
         if (!(await confirmDialog(`Delete the index “${ix.name}”, its documents and its uploaded files?`))) return;
         try { await gateway("DELETE", `/indexes/${ix.id}`); selected = null; renderIndexes(root, null); } catch (err) { toast(err.message); }
       } })),
-    ix.description ? el("p", { class: "muted", text: ix.description }) : null,
+    ix.description ? el("p", { class: "muted", text: ix.description }) : "", // (append(null) would print "null")
     fileInput, drop, uploads, el("div", { class: "row" }, buildBtn), progress,
     el("h3", { text: "Documents" }), docs);
 
