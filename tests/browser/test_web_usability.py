@@ -98,11 +98,18 @@ def test_keyboard_only(page: Any, stack: Stack, index_id: str) -> None:
 
 def test_phone_width_every_view(page: Any, stack: Stack, index_id: str) -> None:
     """At 390 px nothing scrolls sideways; the sidebar is a drawer. Screenshots of each view."""
-    gw = Client(stack.gateway.url)
-    sid = next(s["id"] for s in gw.get("/sessions").json["sessions"] if s["message_count"])
     page.set_viewport_size(PHONE)
-    page.goto(stack.url + f"/#/chat/{sid}")
+    page.goto(stack.url + "/")
     page.wait_for_selector("body[data-ready=true]")
+    page.check(f"#index-picker input[value='{index_id}']")
+    page.fill("#question", QUESTION)
+    page.click("#send")
+    page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)
+    no_horizontal_scroll(page)
+    page.wait_for_function("location.hash.startsWith('#/chat/')")
+    sid = page.url.split("#/chat/")[1]
+    wait_until(lambda: len(Client(stack.gateway.url).get(f"/sessions/{sid}").json["messages"]) == 2)
+    page.reload()
     page.wait_for_selector(".msg.assistant .phases[data-replayed=true]")
     assert not page.locator("#sidebar").is_visible() or page.locator("#sidebar").bounding_box()["x"] < 0
     no_horizontal_scroll(page)
@@ -200,3 +207,68 @@ def test_index_manager_errors_are_readable_with_retry(page: Any, stack: Stack, i
     page.wait_for_selector("#build-progress[data-state=done]", timeout=240_000)
     assert "Build finished: 2 / 2 files" in page.inner_text("#build-label")
     assert set(page.errors) <= {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}, page.errors
+
+
+def test_sessions_rename_and_delete(page: Any, stack: Stack) -> None:
+    gw = Client(stack.gateway.url)
+    sid = gw.post("/sessions", {"title": "Scratch"}).json["session_id"]
+    page.goto(stack.url + f"/#/chat/{sid}")
+    page.wait_for_selector("body[data-ready=true]")
+    item = f".session[data-id='{sid}']"
+    # rename inline: Enter keeps the new title, Escape drops it
+    page.click(f"{item} button[title=Rename]")
+    page.fill(".rename-input", "Renamed scratch")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"{item} .session-link:text-is('Renamed scratch')")
+    wait_until(lambda: gw.get(f"/sessions/{sid}").json["session"]["title"] == "Renamed scratch")
+    page.click(f"{item} button[title=Rename]")
+    page.fill(".rename-input", "Not kept")
+    page.keyboard.press("Escape")
+    assert page.inner_text(f"{item} .session-link") == "Renamed scratch"
+    # delete: Cancel in the confirmation keeps it, Delete removes it and leaves the chat
+    page.click(f"{item} button[title=Delete]")
+    page.wait_for_selector("#confirm-dialog[open]")
+    assert "Renamed scratch" in page.inner_text("#confirm-text")
+    page.click("#confirm-dialog button[value=cancel]")
+    assert page.locator(item).count() == 1 and gw.get(f"/sessions/{sid}").status == 200
+    page.click(f"{item} button[title=Delete]")
+    page.click("#confirm-ok")
+    page.wait_for_selector(item, state="detached")
+    assert gw.get(f"/sessions/{sid}").status == 404
+    page.wait_for_function("!location.hash.includes('" + sid + "')")
+    assert not page.errors, page.errors
+
+
+def test_refusal_badge_live_and_after_reload(page: Any, stack: Stack, index_id: str) -> None:
+    """A question the documents cannot answer: the answer says so, marked 'refusal', also in the history."""
+    page.goto(stack.url + "/")
+    page.wait_for_selector("body[data-ready=true]")
+    page.click("#new-chat")
+    page.wait_for_selector(f"#index-picker input[value='{index_id}']")
+    page.check(f"#index-picker input[value='{index_id}']")
+    page.fill("#question", "Which submarine cable connects Iceland with Greenland?")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)
+    assert page.inner_text(".msg.assistant .badge").lower() == "refusal"
+    page.wait_for_function("location.hash.startsWith('#/chat/')")
+    wait_until(lambda: len(Client(stack.gateway.url).get("/sessions/" + page.url.split("#/chat/")[1])
+                           .json["messages"]) == 2)
+    page.reload()
+    page.wait_for_selector(".msg.assistant .phases[data-replayed=true]")
+    assert page.inner_text(".msg.assistant .badge").lower() == "refusal"
+    assert not page.errors, page.errors
+
+
+def test_delete_an_index(page: Any, stack: Stack) -> None:
+    gw = Client(stack.gateway.url)
+    iid = gw.post("/indexes", {"name": "Throwaway", "description": "deleted by the test"}).json["index_id"]
+    assert gw.upload(f"/indexes/{iid}/upload", [("note.txt", b"A short note about herons.")]).status == 200
+    page.goto(stack.url + "/#/indexes")
+    page.click(f".index-pick[data-id='{iid}']")
+    page.click("#delete-index")
+    page.wait_for_selector("#confirm-dialog[open]")
+    assert "Throwaway" in page.inner_text("#confirm-text")
+    page.click("#confirm-ok")
+    page.wait_for_selector(f".index-pick[data-id='{iid}']", state="detached")
+    assert gw.get(f"/indexes/{iid}").status == 404
+    assert not page.errors, page.errors
