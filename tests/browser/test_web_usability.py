@@ -56,6 +56,8 @@ def no_horizontal_scroll(page: Any) -> None:
 
 
 def test_keyboard_only(page: Any, stack: Stack, index_id: str) -> None:
+    # Intercepting file choosers is switched on without waiting for the browser: do it well before the key press.
+    page.on("filechooser", lambda chooser: None)
     page.goto(stack.url + "/")
     page.wait_for_selector("body[data-ready=true]")
     page.wait_for_selector(f"#index-picker input[value='{index_id}']")
