@@ -136,6 +136,18 @@ def _refresh_job(app: App, index: dict[str, Any], data: dict[str, Any]) -> None:
     for doc in index["documents"]:
         entry = files.get(os.path.realpath(doc["stored_path"]))
         status = "indexed" if state == "done" else state
+        pages: int | None = None
+        error: str | None = None
         if entry is not None:
-            status = "failed" if entry.get("error") or entry.get("state") == "failed" else "indexed"
-        app.store.set_document_status(doc["id"], status)
+            if entry.get("error") or entry.get("state") == "failed":
+                status, error = "failed", str(entry.get("error") or "the file could not be indexed")[:2000]
+            else:
+                status = "indexed"
+            # A duplicate's pages are those of the file with the same content.
+            owner = files.get(os.path.realpath(str(entry["same_content_as"]))) if entry.get("same_content_as") else None
+            pages = _count((owner or entry).get("pages"))
+        app.store.set_document_result(doc["id"], status, pages, error)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -104,6 +104,17 @@ def link_index(app: App, req: Request) -> Response:
                           "session_id": sid, "index_id": iid, "linked": True})
 
 
+def unlink_index(app: App, req: Request) -> Response:
+    """Stop searching an index from this session; the index itself stays. Idempotent."""
+    sid, iid = req.params["session_id"], req.params["index_id"]
+    _session(app, sid)
+    if app.store.get_index(iid) is None:
+        raise not_found("index", iid)
+    removed = app.store.unlink(sid, iid)
+    return Response.json({"message": "Index unlinked from session" if removed else "Index was not linked",
+                          "session_id": sid, "index_id": iid, "linked": False, "unlinked": removed})
+
+
 def remove_files(app: App, paths: list[str]) -> int:
     """Delete stored uploads, never anything outside the upload root; empty owner folders go too."""
     root = app.config.uploads_dir

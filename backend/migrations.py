@@ -71,6 +71,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX documents_by_sha ON index_documents(sha256);
     CREATE INDEX sessions_by_update ON sessions(updated_at);
     """,
+    # 2: each document's page count and the reason its last build failed (the index manager lists both).
+    """
+    ALTER TABLE index_documents ADD COLUMN page_count INTEGER;
+    ALTER TABLE index_documents ADD COLUMN error TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

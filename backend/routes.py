@@ -41,6 +41,7 @@ TABLE: tuple[Route, ...] = (
     Route("POST", "/sessions/{session_id}/index", sessions.index_documents),
     Route("GET", "/sessions/{session_id}/indexes", sessions.session_indexes),
     Route("POST", "/sessions/{session_id}/indexes/{index_id}", sessions.link_index),
+    Route("DELETE", "/sessions/{session_id}/indexes/{index_id}", sessions.unlink_index),
     Route("GET", "/indexes", indexes.list_indexes),
     Route("POST", "/indexes", indexes.create_index),
     Route("GET", "/indexes/{index_id}", indexes.get_index),

@@ -267,9 +267,12 @@ class Store:
         with self._write() as c:
             c.execute("UPDATE index_documents SET status = ? WHERE index_id = ?", (status, index_id))
 
-    def set_document_status(self, document_id: str, status: str) -> None:
+    def set_document_result(self, document_id: str, status: str, page_count: int | None,
+                            error: str | None) -> None:
+        """One document's build outcome; a page count the build did not report keeps the last known one."""
         with self._write() as c:
-            c.execute("UPDATE index_documents SET status = ? WHERE id = ?", (status, document_id))
+            c.execute("UPDATE index_documents SET status = ?, page_count = COALESCE(?, page_count), error = ? "
+                      "WHERE id = ?", (status, page_count, error, document_id))
 
     def find_document(self, ident: str) -> dict[str, Any] | None:
         """A document by its id, or by its content sha256 (what citations carry)."""
@@ -283,6 +286,11 @@ class Store:
         with self._write() as c:
             cur = c.execute("INSERT OR IGNORE INTO session_indexes (session_id, index_id, linked_at) VALUES (?,?,?)",
                             (session_id, index_id, now()))
+        return cur.rowcount > 0
+
+    def unlink(self, session_id: str, index_id: str) -> bool:
+        with self._write() as c:
+            cur = c.execute("DELETE FROM session_indexes WHERE session_id = ? AND index_id = ?", (session_id, index_id))
         return cur.rowcount > 0
 
     def session_index_ids(self, session_id: str) -> list[str]:
@@ -321,11 +329,13 @@ def _message(row: sqlite3.Row) -> dict[str, Any]:
 def _document(row: sqlite3.Row) -> dict[str, Any]:
     return {"id": row["id"], "index_id": row["index_id"], "session_id": row["session_id"],
             "filename": row["filename"], "stored_path": row["stored_path"], "sha256": row["sha256"],
-            "size": row["size"], "status": row["status"], "created_at": row["created_at"]}
+            "size": row["size"], "status": row["status"], "page_count": row["page_count"], "error": row["error"],
+            "created_at": row["created_at"]}
 
 
 def _index(row: sqlite3.Row, documents: list[dict[str, Any]]) -> dict[str, Any]:
     return {"id": row["id"], "name": row["name"], "description": row["description"],
             "created_at": row["created_at"], "updated_at": row["updated_at"],
             "vector_table_name": row["vector_table_name"], "metadata": json.loads(row["metadata"]),
-            "session_id": row["session_id"], "documents": documents, "document_count": len(documents)}
+            "session_id": row["session_id"], "documents": documents, "document_count": len(documents),
+            "page_count": sum(d["page_count"] or 0 for d in documents)}

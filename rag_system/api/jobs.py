@@ -93,11 +93,12 @@ class Job:
             self.total = int(event.data.get("to_process", 0)) + int(event.data.get("unchanged", 0))
         if event.path is None or event.type not in _FILE_STATES:
             return
-        record = self.files.setdefault(event.path, {"path": event.path, "state": "queued", "chunks": None,
-                                                   "error": None})
+        record = self.files.setdefault(event.path, {"path": event.path, "state": "queued", "pages": None,
+                                                   "chunks": None, "error": None})
         record["state"] = _FILE_STATES[event.type]
-        if "chunks" in event.data:
-            record["chunks"] = event.data["chunks"]
+        for count in ("pages", "chunks"):
+            if count in event.data:
+                record[count] = event.data[count]
         if event.type == "file_failed":
             record["error"] = event.data.get("reason") or "unknown error"
         if event.type == "file_duplicate":

@@ -3,7 +3,9 @@
 The saved record is the contract's body for `POST /sessions/<id>/messages/save`:
 `turn_id, question, answer, answer_source, citations, source_documents, steps,
 token_usage, timings_ms, status (complete|error|cancelled), error`.
-`steps` are the pipeline's events in order, except `token`.
+`steps` are the pipeline's events in order, except `token`; the first token
+adds one `first_token {"at_ms"}` step instead, so a reloaded answer can show
+that the writing phase was reached (a cancelled turn has no `complete`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ class Turn:
 
     def record(self, event: str, data: dict[str, Any]) -> None:
         if event == "token":
+            if not self.tokens:
+                at_ms = round((time.perf_counter() - self.started) * 1000, 1)
+                self.steps.append({"type": "first_token", "data": {"at_ms": at_ms}})
             self.tokens.append(str(data.get("text", "")))
             return
         self.steps.append({"type": event, "data": data})

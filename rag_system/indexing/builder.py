@@ -102,7 +102,7 @@ def build_index(
         records = {}
     plan = make_plan(files, hashes, sizes, skipped, roots, records, options.version,
                      embedder.identity.model_id)
-    _report_plan(plan, summary, on_event)
+    _report_plan(plan, summary, on_event, records)
 
     for record in plan.removed:
         if not _shared_elsewhere(record.document_id, record.path, records):
@@ -159,7 +159,8 @@ def _chunk_vectors(chunks: Sequence[Chunk], flat: np.ndarray) -> tuple[np.ndarra
     return (means / np.maximum(norms, 1e-12)).astype(np.float32), windows
 
 
-def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink) -> None:
+def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
+                 records: dict[str, FileRecord]) -> None:
     summary.skipped = [str(p) for p in plan.skipped]
     on_event(BuildEvent("build_started", data={
         "to_process": len(plan.to_process), "unchanged": len(plan.unchanged),
@@ -167,7 +168,10 @@ def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink) ->
     }))
     for source in plan.unchanged:
         summary.unchanged += 1
-        on_event(BuildEvent("file_unchanged", str(source.path)))
+        # Its page and chunk counts from the manifest, so a job lists every file with its size in pages.
+        known = records.get(str(source.path))
+        counts = {"pages": known.pages, "chunks": known.chunks} if known is not None else {}
+        on_event(BuildEvent("file_unchanged", str(source.path), counts))
     for source, owner in plan.duplicates:
         summary.duplicates.append({"path": str(source.path), "same_content_as": owner})
         on_event(BuildEvent("file_duplicate", str(source.path), {"same_content_as": owner}))

@@ -13,6 +13,7 @@ import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,22 @@ def browser(stack: Stack) -> Iterator[object]:
                                      "--disable-dev-shm-usage"])
         yield b
         b.close()
+
+
+@pytest.fixture()
+def page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Any:
+    ctx = browser.new_context(viewport=DESKTOP, bypass_csp=True, reduced_motion="reduce")  # lets wait_for_function eval; the app never needs it
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    pg.errors = errors
+    yield pg
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:  # what the browser showed when it failed
+        pg.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
+    ctx.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, Stack
+from tests.browser.conftest import DESKTOP, PHONE, Stack
+from tests.browser.helpers import BLANK, in_order, phase_states, shot, wait_until, watch_file_states
 from tests.fixtures_docs import make_pdf
 from tests.integration.gateway_helpers import Client
 
@@ -26,11 +27,6 @@ pytestmark = pytest.mark.slow
 
 QUESTION = "On which page is the bluejay described?"
 TXT = "Harbour tide log.\n\nThe quillwort harbour records its highest tide in March, at 6.4 metres.\n"
-
-
-def shot(page: Any, name: str) -> None:
-    page.wait_for_timeout(150)  # let a viewport change settle
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
 
 
 def drop_files(page: Any, selector: str, files: list[tuple[str, bytes, str]]) -> None:
@@ -48,22 +44,6 @@ def drop_files(page: Any, selector: str, files: list[tuple[str, bytes, str]]) ->
     }""", [selector, payload])
 
 
-@pytest.fixture()
-def page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Any:
-    ctx = browser.new_context(viewport=DESKTOP, bypass_csp=True, reduced_motion="reduce")  # lets wait_for_function eval; the app never needs it
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    pg.errors = errors
-    yield pg
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:  # what the browser showed when it failed
-        pg.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
-    ctx.close()
-
-
 def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
     page.goto(stack.url + "/#/indexes")
     page.wait_for_selector("body[data-ready=true]")
@@ -77,24 +57,57 @@ def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
 
     # upload by drag and drop, per-file progress
     pdf = make_pdf(tmp_path / "guide.pdf").read_bytes()
-    drop_files(page, "#dropzone", [("guide.pdf", pdf, "application/pdf"), ("harbour.txt", TXT.encode(), "text/plain")])
-    page.wait_for_function("document.querySelectorAll('.upload .ok').length === 2", timeout=30_000)
-    assert page.locator(".upload progress").evaluate_all("bars => bars.map(b => b.value)") == [1, 1]
-    page.wait_for_function("document.querySelectorAll('#documents .doc').length === 2")
+    drop_files(page, "#dropzone", [("guide.pdf", pdf, "application/pdf"), ("harbour.txt", TXT.encode(), "text/plain"),
+                                   ("blank.txt", BLANK.encode(), "text/plain")])
+    page.wait_for_function("document.querySelectorAll('.upload .ok').length === 3", timeout=30_000)
+    assert page.locator(".upload progress").evaluate_all("bars => bars.map(b => b.value)") == [1, 1, 1]
+    page.wait_for_function("document.querySelectorAll('#documents .doc').length === 3")
 
-    # build, watching live progress until it finishes
+    # build, watching the live per-file stream until it finishes
+    events_requests: list[str] = []
+    page.on("request", lambda r: events_requests.append(r.url) if "/index/jobs/" in r.url else None)
+    watch_file_states(page)
     page.click("#build-index")
     page.wait_for_selector("#build-bar")
     page.wait_for_selector("#build-progress[data-state]", timeout=240_000)
     assert page.get_attribute("#build-progress", "data-state") == "done"
-    assert "Build finished: 2 / 2 files" in page.inner_text("#build-label")
-    page.wait_for_function("[...document.querySelectorAll('#documents .status')].every(s => s.textContent === 'indexed')")
+    assert page.get_attribute("#build-progress", "data-transport") == "sse"
+    assert any(u.startswith(stack.rag.url) and u.endswith("/events") for u in events_requests), events_requests
+    assert "Build finished: 3 / 3 files" in page.inner_text("#build-label")
+    seen = page.evaluate("window.__fileStates")
+    # every state of the PDF as it happened, in the order the builder reached them (not just polled snapshots)
+    assert in_order(seen["guide.pdf"], ["running", "converting", "chunked", "embedded", "done"]), seen
+    assert seen["blank.txt"][-1] == "failed", seen
+    guide_row = page.locator(".job-file", has_text="guide.pdf")
+    assert "3 pages" in guide_row.locator(".counts").inner_text()
+    assert "no text" in page.locator(".job-file", has_text="blank.txt").locator(".file-error").inner_text()
+
+    # the documents: page counts, and the failed file with its reason
+    page.wait_for_function("document.querySelector('#documents .doc[data-name=\"blank.txt\"] .status').textContent === 'failed'")
+    docs = page.locator("#documents .doc")
+    statuses = dict(zip(docs.locator(".fname").all_inner_texts(), docs.locator(".status").all_inner_texts()))
+    assert statuses == {"guide.pdf": "indexed", "harbour.txt": "indexed", "blank.txt": "failed"}, statuses
+    assert page.inner_text("#documents .doc[data-name='guide.pdf'] .pages") == "3 pages"
+    assert page.inner_text("#documents .doc[data-name='harbour.txt'] .pages") == "1 page"
+    assert "no text" in page.inner_text("#documents .doc[data-name='blank.txt'] .doc-error")
     assert page.locator(".index-pick .status").first.inner_text() == "ready"
-    assert page.locator(".index-pick .count").first.inner_text() == "2 documents"
+    assert re.fullmatch(r"3 documents, \d+ pages", page.locator(".index-pick .count").first.inner_text())
     shot(page, "indexes-desktop")
     page.set_viewport_size(PHONE)
     shot(page, "indexes-phone")
     page.set_viewport_size(DESKTOP)
+
+    # a rebuild when the event stream cannot be opened: progress falls back to polling the gateway
+    page.route("**/index/jobs/*/events", lambda route: route.abort("connectionrefused"))
+    page.click("#build-index")
+    page.wait_for_selector("#build-progress[data-transport=poll][data-state]", timeout=240_000)  # this build's end
+    assert page.get_attribute("#build-progress", "data-state") == "done"
+    assert "Build finished: 3 / 3 files" in page.inner_text("#build-label")
+    assert page.locator(".job-file", has_text="guide.pdf").locator(".status").inner_text() == "unchanged"
+    assert "3 pages" in page.locator(".job-file", has_text="guide.pdf").locator(".counts").inner_text()
+    page.unroute("**/index/jobs/*/events")
+    assert set(page.errors) == {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}, page.errors  # the blocked stream
+    page.errors.clear()
 
     # settings: presets kept in localStorage
     page.click("#nav-settings")
@@ -146,6 +159,8 @@ def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
     assert marks[0] == "bluejay" or "bluejay" in marks[:2], marks  # the snippet is the passage around the rare term
     assert "which" not in marks, marks
     assert not answer.locator(".answer script, .answer [onclick]").count()
+    live_phases = phase_states(page)
+    live_meta = answer.locator(".meta").inner_text()
     shot(page, "chat-desktop")
 
     # open a citation: the page image from the gateway, the quote shown
@@ -175,6 +190,25 @@ def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
     page.wait_for_selector(f".session-link:has-text('{QUESTION[:40]}')", timeout=30_000)
     page.wait_for_selector(".msg.assistant button.cite")
     assert page.locator(".msg.user").first.inner_text() == QUESTION
+    # the reloaded answer shows the same phases, source badge and timings as when it streamed
+    page.wait_for_selector(".msg.assistant .phases[data-replayed=true]")
+    assert phase_states(page) == live_phases, (phase_states(page), live_phases)
+    assert page.locator(".msg.assistant .meta").inner_text() == live_meta
+    assert page.locator(".msg.assistant .badge").inner_text().lower() == "extractive"
+    shot(page, "history-desktop")
+
+    # unlink the index from the session (untick it), and link it again
+    sid = session_url.split("#/chat/")[1]
+    gw = Client(stack.gateway.url)
+    index_id = gw.get(f"/sessions/{sid}/indexes").json["indexes"][0]["id"]
+    page.uncheck(f"#index-picker input[value='{index_id}']")
+    wait_until(lambda: gw.get(f"/sessions/{sid}/indexes").json["indexes"] == [])
+    page.reload()
+    page.wait_for_selector(f"#index-picker input[value='{index_id}']")
+    page.wait_for_selector(".msg.assistant .phases")
+    assert not page.is_checked(f"#index-picker input[value='{index_id}']")
+    page.check(f"#index-picker input[value='{index_id}']")
+    wait_until(lambda: [i["id"] for i in gw.get(f"/sessions/{sid}/indexes").json["indexes"]] == [index_id])
     # search the sidebar
     page.fill("#session-search", "bluejay")
     assert page.locator(".session-link").count() == 1
@@ -224,11 +258,18 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
             break
         time.sleep(0.3)
     assert msgs[1]["metadata"]["status"] == "cancelled", msgs[1]["metadata"]
+    stopped_in = [s["type"] for s in msgs[1]["metadata"]["steps"]]
+    assert "first_token" in stopped_in and "complete" not in stopped_in, stopped_in
     # a retry works (backend back to the server default: extractive)
     page.evaluate("""() => { const s = JSON.parse(localStorage.getItem('docent.settings.v1')); s.backend = '';
         localStorage.setItem('docent.settings.v1', JSON.stringify(s)); }""")
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
+    # the cancelled turn in the history: stopped while writing, badge "cancelled"
+    page.wait_for_selector(".msg.assistant .phases[data-replayed=true]")
+    assert page.get_attribute(".phase[data-phase=writing]", "data-state") == "stopped"
+    assert page.get_attribute(".phase[data-phase=retrieving]", "data-state") == "done"
+    assert page.locator(".msg.assistant .badge.b-cancelled").is_visible()
     page.fill("#question", "Where is the bluejay described in the guide?")
     page.click("#send")
     page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)

@@ -34,6 +34,8 @@ def test_index_job_followed_through_its_event_stream(api):
     assert job["state"] == "done" and job["error"] is None
     assert job["progress"] == {"done": 3, "total": 3}
     assert {f["state"] for f in job["files"]} == {"done"} and all(f["chunks"] >= 1 for f in job["files"])
+    assert all(f["pages"] >= 1 for f in job["files"])  # every file listed with its page count
+    counts = {f["path"]: (f["pages"], f["chunks"]) for f in job["files"]}
     assert job["summary"]["index_totals"]["documents"] == 3 and job["finished_at"]
 
     status, _, found = api.call("POST", "/retrieve", {"query": "hydrangeas", "index": "jobs1", "retrieval_k": 3})
@@ -41,6 +43,7 @@ def test_index_job_followed_through_its_event_stream(api):
     # A rebuild of unchanged files reports them as unchanged, then the stream ends with `done`.
     job, events = build(api, "jobs1", [str(docs)])
     assert job["state"] == "done" and {f["state"] for f in job["files"]} == {"unchanged"}
+    assert {f["path"]: (f["pages"], f["chunks"]) for f in job["files"]} == counts  # from the manifest
     # Replaying a finished job's events gives the same stream again.
     again = api.stream(f"/index/jobs/{job['job_id']}/events", method="GET")
     assert [e for e, _ in again] == [e for e, _ in events]
@@ -52,7 +55,7 @@ def test_failed_file_is_reported_in_the_job(api):
     job, events = build(api, "jobs2", [str(folder)])
     assert job["state"] == "done"
     by_name = {os.path.basename(f["path"]): f for f in job["files"]}
-    assert by_name["empty.txt"]["state"] == "failed" and by_name["empty.txt"]["error"]
+    assert by_name["empty.txt"]["state"] == "failed" and "no text" in by_name["empty.txt"]["error"]
     assert by_name["good.txt"]["state"] == "done"
     assert "file_failed" in [e for e, _ in events]
 

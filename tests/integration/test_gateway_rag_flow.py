@@ -127,9 +127,19 @@ def test_must_show_flow(stack: Stack, tmp_path: Path) -> None:
     index = gw.get(f"/indexes/{iid}").json
     assert index["metadata"]["status"] == "ready"
     assert {d["status"] for d in index["documents"]} == {"indexed"}
+    pages = {d["filename"]: d["page_count"] for d in index["documents"]}
+    assert pages["guide.pdf"] == 3 and pages["turbine.md"] >= 1 and pages["harbour.txt"] >= 1, pages
+    assert index["page_count"] == sum(pages.values()) and all(d["error"] is None for d in index["documents"])
 
     # session -> link
     sid = gw.post("/sessions", {}).json["session_id"]
+    assert gw.post(f"/sessions/{sid}/indexes/{iid}").status == 200
+    # unlink (idempotent) and link again
+    assert gw.delete(f"/sessions/{sid}/indexes/{iid}").json["unlinked"] is True
+    assert gw.get(f"/sessions/{sid}/indexes").json["indexes"] == []
+    again = gw.delete(f"/sessions/{sid}/indexes/{iid}")
+    assert again.status == 200 and again.json["unlinked"] is False
+    assert gw.delete(f"/sessions/{sid}/indexes/nosuchindex").status == 404
     assert gw.post(f"/sessions/{sid}/indexes/{iid}").status == 200
 
     # ask (RAG)

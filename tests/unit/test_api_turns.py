@@ -26,7 +26,8 @@ def test_complete_turn_carries_the_answer_and_steps_without_tokens():
     record = t.record_for_gateway()
     assert set(record) == KEYS and record["turn_id"] == "t-1"
     assert record["status"] == "complete" and record["error"] is None and record["answer"] == "A [1]."
-    assert [s["type"] for s in record["steps"]] == ["analyze", "complete"]
+    assert [s["type"] for s in record["steps"]] == ["analyze", "first_token", "complete"]
+    assert record["steps"][1]["data"]["at_ms"] >= 0
 
 
 def test_cancelled_turn_keeps_the_partial_text():
@@ -38,6 +39,7 @@ def test_cancelled_turn_keeps_the_partial_text():
     record = t.record_for_gateway()
     assert len(record["turn_id"]) == 32
     assert record["status"] == "cancelled" and record["answer"] == "Partial answer"
+    assert [s["type"] for s in record["steps"]] == ["analyze", "first_token"]  # one marker, not one per token
     assert record["answer_source"] is None and record["error"]["code"] == "cancelled"
     assert record["timings_ms"]["total_ms"] >= 0
 

@@ -14,7 +14,7 @@ EXPECTED = {
     ("POST", "/sessions/{session_id}/messages"), ("POST", "/sessions/{session_id}/messages/save"),
     ("GET", "/sessions/{session_id}/documents"), ("POST", "/sessions/{session_id}/upload"),
     ("POST", "/sessions/{session_id}/index"), ("GET", "/sessions/{session_id}/indexes"),
-    ("POST", "/sessions/{session_id}/indexes/{index_id}"),
+    ("POST", "/sessions/{session_id}/indexes/{index_id}"), ("DELETE", "/sessions/{session_id}/indexes/{index_id}"),
     ("GET", "/indexes"), ("POST", "/indexes"), ("GET", "/indexes/{index_id}"), ("DELETE", "/indexes/{index_id}"),
     ("POST", "/indexes/{index_id}/upload"), ("POST", "/indexes/{index_id}/build"),
     ("GET", "/indexes/{index_id}/jobs/{job_id}"),

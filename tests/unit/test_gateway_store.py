@@ -29,6 +29,30 @@ def test_migrations_bring_a_new_database_to_the_current_version(tmp_path: Path) 
     assert migrate(conn) == 0  # idempotent
 
 
+def test_a_version_1_database_gains_page_counts_and_keeps_its_rows(tmp_path: Path) -> None:
+    from backend.migrations import MIGRATIONS, _statements
+
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in _statements(MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO indexes (id, name, created_at, updated_at, vector_table_name) "
+                 "VALUES ('i1', 'Old', 't', 't', 'idx_i1')")
+    conn.execute("INSERT INTO index_documents (id, index_id, filename, stored_path, sha256, size, created_at) "
+                 "VALUES ('d1', 'i1', 'a.pdf', '/u/a', 'x', 3, 't')")
+    conn.close()
+    s = Store(path)
+    doc = s.get_index("i1")["documents"][0]
+    assert (doc["filename"], doc["page_count"], doc["error"]) == ("a.pdf", None, None)
+    s.set_document_result("d1", "indexed", 7, None)
+    s.set_document_result("d1", "failed", None, "no text found")  # an unknown count keeps the last one
+    doc = s.get_index("i1")["documents"][0]
+    assert (doc["status"], doc["page_count"], doc["error"]) == ("failed", 7, "no text found")
+    assert s.get_index("i1")["page_count"] == 7
+    s.close()
+
+
 def test_a_newer_database_is_refused(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "b.db", isolation_level=None)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
@@ -122,6 +146,8 @@ def test_indexes_documents_links_and_cascades(store: Store) -> None:
     assert same["id"] == d1["id"]
     assert store.link(sid, idx["id"]) and not store.link(sid, idx["id"])
     assert store.session_index_ids(sid) == [idx["id"]]
+    assert store.unlink(sid, idx["id"]) and not store.unlink(sid, idx["id"])
+    assert store.session_index_ids(sid) == [] and store.link(sid, idx["id"])
     store.add_job("job1", idx["id"], "queued")
     store.update_index_metadata(idx["id"], {"status": "building"})
     got = store.get_index(idx["id"])

@@ -102,6 +102,26 @@ export async function streamChat(body, onEvent, signal) {
     throw unreachable("RAG API", config.ragUrl, err);
   }
   if (!resp.ok) throw await errorFrom(resp, "The RAG API");
+  await readEvents(resp, onEvent);
+}
+
+// GET /index/jobs/<id>/events on the RAG API: the build's events from the start, then live, until the job ends.
+// fetch rather than EventSource, because EventSource cannot send the bearer token.
+export async function streamJobEvents(jobId, onEvent, signal) {
+  let resp;
+  try {
+    resp = await fetch(`${config.ragUrl}/index/jobs/${encodeURIComponent(jobId)}/events`, {
+      signal, headers: authHeaders({ Accept: "text/event-stream" }),
+    });
+  } catch (err) {
+    throw unreachable("RAG API", config.ragUrl, err);
+  }
+  if (!resp.ok) throw await errorFrom(resp, "The RAG API");
+  await readEvents(resp, onEvent);
+}
+
+// Parses `data: {"type", "data"}` frames (blank-line separated; comment lines are heartbeats).
+async function readEvents(resp, onEvent) {
   const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {

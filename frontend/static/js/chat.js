@@ -6,6 +6,7 @@ import { createSession, markCurrent, touchSession } from "./sessions.js";
 import { el, errorBox, fmtMs, toast, uuid } from "./util.js";
 import { openCitation } from "./viewer.js";
 import { indexState, loadIndexes } from "./indexes.js";
+import { replayPhases } from "./phases.js";
 
 const PHASES = [
   ["analyzing", "Analyzing"], ["retrieving", "Retrieving"], ["reranking", "Reranking"],
@@ -52,7 +53,7 @@ export async function renderPicker() {
       if (input.checked) picked.add(ix.id); else picked.delete(ix.id);
       settings.indexes = [...picked];
       save();
-      if (input.checked && sessionId) gateway("POST", `/sessions/${sessionId}/indexes/${ix.id}`).catch(() => {});
+      if (sessionId) linkIndex(sessionId, ix.id, input.checked);
     });
     box.append(el("label", { class: "chip-check" }, input, el("span", { text: ix.name })));
   }
@@ -75,7 +76,7 @@ export async function openSession(id) {
     }
     if (!messages.length) thread.append(emptyState());
     const linked = (await gateway("GET", `/sessions/${id}/indexes`)).indexes.map((i) => i.id);
-    if (linked.length) { picked = new Set(linked); renderPicker(); }
+    if (linked.length || messages.length) { picked = new Set(linked); renderPicker(); } // a used session searches its links
     thread.scrollTop = thread.scrollHeight;
   } catch (err) {
     thread.append(errorBox(err, () => openSession(id)));
@@ -104,7 +105,7 @@ function answerShell() {
 function answerFromHistory(m, question) {
   const shell = answerShell();
   const md = m.metadata || {};
-  shell.phases.remove();
+  if (!replayPhases(shell.phases, md.steps, md)) shell.phases.remove();
   finish(shell, { answer: m.content, citations: md.citations || [], source_documents: md.source_documents || [],
     answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms }, question);
   if (md.status && md.status !== "complete") shell.meta.prepend(el("span", { class: `badge b-${md.status}`, text: md.status }));
@@ -166,6 +167,12 @@ function activate(shell, key) {
     if (n.dataset.state === "active") n.dataset.state = "done";
   }
   setPhase(shell, key, "active");
+}
+
+// The session's linked indexes are the ones its answers search; unticking one unlinks it (the index stays).
+function linkIndex(sid, indexId, linked) {
+  gateway(linked ? "POST" : "DELETE", `/sessions/${sid}/indexes/${indexId}`)
+    .catch((err) => toast(`Could not ${linked ? "link" : "unlink"} the index: ${err.message}`));
 }
 
 async function ensureSession() {

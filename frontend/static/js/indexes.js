@@ -1,11 +1,11 @@
 // The index manager: create, drag-and-drop upload with per-file progress, build with live progress, documents, delete.
 import { gateway, uploadFile } from "./api.js";
+import { countsText, followBuild, stopFollowing } from "./build.js";
 import { confirmDialog, el, errorBox, toast } from "./util.js";
 
 const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.txt";
 let root = null;
 let selected = null;
-let pollTimer = 0;
 export const indexState = { list: [] };
 
 export async function loadIndexes() {
@@ -16,6 +16,7 @@ export async function loadIndexes() {
 export async function renderIndexes(container, selectId = selected) {
   root = container;
   selected = selectId;
+  stopFollowing();
   root.textContent = "";
   const createForm = el("form", { class: "card create-index", id: "create-index", "aria-label": "Create an index" },
     el("h2", { text: "New index" }),
@@ -48,7 +49,7 @@ export async function renderIndexes(container, selectId = selected) {
         onclick: () => renderIndexes(root, ix.id) },
       el("span", { class: "index-name", text: ix.name }),
       el("span", { class: `status s-${ix.metadata?.status || "created"}`, text: ix.metadata?.status || "created" }),
-      el("span", { class: "muted small count", text: docCount(ix.document_count) }))));
+      el("span", { class: "muted small count", text: docCount(ix.document_count, ix.page_count) }))));
   }
   layout.append(ul);
   const current = list.find((i) => i.id === selected);
@@ -62,7 +63,7 @@ function detail(ix) {
     el("strong", { text: "Drop files here" }), el("span", { class: "muted", text: ` or press to choose (${FILE_TYPES.replaceAll(",", " ")})` }));
   const uploads = el("ul", { class: "uploads", role: "list", "aria-label": "Uploads" });
   const buildBtn = el("button", { type: "button", class: "btn primary", id: "build-index", text: "Build index", disabled: ix.metadata?.status === "building" });
-  const progress = el("div", { class: "build-progress", id: "build-progress", role: "status", "aria-live": "polite" });
+  const progress = el("div", { class: "build-progress", id: "build-progress" });
   const docs = el("ul", { class: "documents", role: "list", id: "documents", "aria-label": "Documents" });
   renderDocs(docs, ix.documents);
 
@@ -72,7 +73,7 @@ function detail(ix) {
         if (!(await confirmDialog(`Delete the index “${ix.name}”, its documents and its uploaded files?`))) return;
         try { await gateway("DELETE", `/indexes/${ix.id}`); selected = null; renderIndexes(root, null); } catch (err) { toast(err.message); }
       } })),
-    ix.description ? el("p", { class: "muted", text: ix.description }) : null,
+    ix.description ? el("p", { class: "muted", text: ix.description }) : "", // (append(null) would print "null")
     fileInput, drop, uploads, el("div", { class: "row" }, buildBtn), progress,
     el("h3", { text: "Documents" }), docs);
 
@@ -111,8 +112,21 @@ function detail(ix) {
   return box;
 }
 
-function docCount(n) {
-  return `${n} document${n === 1 ? "" : "s"}`;
+function follow(indexId, jobId, box, docs, buildBtn) {
+  buildBtn.disabled = true;
+  followBuild(indexId, jobId, box, async () => {
+    buildBtn.disabled = false;
+    try {
+      const fresh = await gateway("GET", `/indexes/${indexId}`);
+      renderDocs(docs, fresh.documents);
+      refreshListItem(fresh);
+    } catch (err) { toast(err.message); }
+  });
+}
+
+function docCount(n, pages = 0) {
+  const docs = `${n} document${n === 1 ? "" : "s"}`;
+  return pages ? `${docs}, ${pages} page${pages === 1 ? "" : "s"}` : docs;
 }
 
 function refreshListItem(ix) {
@@ -121,52 +135,17 @@ function refreshListItem(ix) {
   const status = ix.metadata?.status || "created";
   pick.querySelector(".status").textContent = status;
   pick.querySelector(".status").className = `status s-${status}`;
-  pick.querySelector(".count").textContent = docCount(ix.document_count ?? ix.documents.length);
+  pick.querySelector(".count").textContent = docCount(ix.document_count ?? ix.documents.length, ix.page_count);
 }
 
 function renderDocs(ul, documents = []) {
   ul.textContent = "";
   if (!documents.length) { ul.append(el("li", { class: "muted", text: "No documents yet." })); return; }
   for (const d of documents) {
-    ul.append(el("li", { class: "doc" }, el("span", { class: "fname", text: d.filename }),
+    ul.append(el("li", { class: "doc", dataset: { name: d.filename } }, el("span", { class: "fname", text: d.filename }),
       el("span", { class: `status s-${d.status}`, text: d.status }),
-      el("span", { class: "muted small", text: `${(d.size / 1024).toFixed(1)} KB` })));
+      el("span", { class: "muted small size", text: `${(d.size / 1024).toFixed(1)} KB` }),
+      el("span", { class: "muted small pages", text: countsText(d.page_count, null) }),
+      d.error ? el("span", { class: "bad small doc-error", text: d.error }) : null));
   }
-}
-
-function follow(indexId, jobId, box, docs, buildBtn) {
-  clearTimeout(pollTimer);
-  const bar = el("progress", { max: 1, value: 0, id: "build-bar", "aria-label": "Build progress" });
-  const label = el("span", { class: "small", id: "build-label", text: "Build queued…" });
-  const files = el("ul", { class: "job-files", role: "list" });
-  box.replaceChildren(el("div", { class: "row" }, bar, label), files);
-  const tick = async () => {
-    let job;
-    try {
-      job = await gateway("GET", `/indexes/${indexId}/jobs/${jobId}`);
-    } catch (err) {
-      box.replaceChildren(errorBox(err, () => follow(indexId, jobId, box, docs, buildBtn)));
-      return;
-    }
-    const { done = 0, total = 0 } = job.progress || {};
-    bar.max = Math.max(total, 1);
-    bar.value = done;
-    label.textContent = `${job.state}: ${done} / ${total} files`;
-    files.replaceChildren(...(job.files || []).map((f) => el("li", { class: `job-file s-${f.state}` },
-      el("span", { class: "fname", text: f.path.split("/").pop().replace(/^[0-9a-f]{64}_/, "") }),
-      el("span", { class: `status s-${f.state}`, text: f.state }),
-      f.chunks ? el("span", { class: "muted small", text: `${f.chunks} chunks` }) : null,
-      f.error ? el("span", { class: "bad small", text: f.error }) : null)));
-    if (["done", "failed", "cancelled"].includes(job.state)) {
-      box.dataset.state = job.state;
-      label.textContent = job.state === "done" ? `Build finished: ${done} / ${total} files` : `Build ${job.state}: ${job.error?.message || job.error || ""}`;
-      buildBtn.disabled = false;
-      const fresh = await gateway("GET", `/indexes/${indexId}`);
-      renderDocs(docs, fresh.documents);
-      refreshListItem(fresh);
-      return;
-    }
-    pollTimer = setTimeout(tick, 400);
-  };
-  tick();
 }

@@ -5,6 +5,7 @@ import { el } from "./util.js";
 
 const dialog = () => document.getElementById("page-viewer");
 let current = null;
+const NOT_A_PDF = "This document is not a PDF, so there is no page image; the cited text is shown above.";
 
 export function initViewer() {
   document.getElementById("viewer-close").addEventListener("click", () => dialog().close());
@@ -26,6 +27,8 @@ export async function openCitation(c) {
     el("p", {}, el("a", { href: gatewayFileUrl(c.document_id), target: "_blank", rel: "noopener noreferrer", text: "Open the original file" })));
   dialog().showModal();
   if (!c.page_start) { frame.replaceChildren(el("p", { class: "muted", text: "This source has no page numbers; the cited text is shown above." })); return; }
+  // Only PDF pages render as images: do not ask the gateway for the others (it would answer 415).
+  if (!/\.pdf$/i.test(c.document_name || "")) { frame.replaceChildren(el("p", { class: "muted", text: NOT_A_PDF })); return; }
   const last = Math.max(c.page_end || c.page_start, c.page_start);
   if (last > c.page_start) {
     const label = el("span", { class: "small", id: "viewer-page", "aria-live": "polite" });
@@ -56,7 +59,7 @@ async function showPage(c, n, frame) {
     frame.replaceChildren(img);
   } catch (err) {
     if (err.name === "AbortError") return;
-    const msg = err.code === "not_a_pdf" ? "This document is not a PDF, so there is no page image; the cited text is shown above." : err.message;
+    const msg = err.code === "not_a_pdf" ? NOT_A_PDF : err.message;
     frame.replaceChildren(el("p", { class: "muted", text: msg }));
   } finally {
     frame.removeAttribute("aria-busy");
