@@ -294,6 +294,7 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
     assert found and int(found[1]) > 0 and int(found[2]) > 0, tokens  # the model read the evidence and wrote
     # "extractive" is accepted only as the validator's replacement of the model's text (its tokens above)
     assert badge in ("model", "repaired", "extractive"), badge
+    wait_until(lambda: len(gw.get(f"/sessions/{sid}").json["messages"]) == 4, 60)  # the RAG API saves in the background
     saved = gw.get(f"/sessions/{sid}").json["messages"][-1]["metadata"]
     assert saved["status"] == "complete" and saved["answer_source"] in ("llm", "llm_repaired", "extractive"), saved
     if saved["answer_source"] == "extractive":
