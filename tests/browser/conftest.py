@@ -1,5 +1,10 @@
 """The real three services (RAG API, gateway, web app) on free ports, and headless Debian Chromium.
 
+The RAG API's server default stays `extractive` (fast, deterministic answers
+for most tests); a test that needs a model writing tokens chooses `llamacpp`
+in Settings, which runs the packaged Qwen2.5-Coder-0.5B GGUF embedded in the
+RAG API (`MODEL_ENV`), the smallest instruction model in the catalog.
+
 Chromium comes from Debian (`apt-get install chromium`, or `make setup-browser`)
 because `npx playwright install` cannot download browsers here; Playwright for
 Python drives it through `executable_path`. Without it these tests fail with a
@@ -17,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from tests.browser.fake_llm import SlowLLM
 from tests.conftest import REPO_ROOT
 from tests.integration.gateway_helpers import GatewayProcess, RagApiProcess, _Process, base_env, free_port
 
@@ -25,6 +29,11 @@ CHROMIUM = os.environ.get("DOCENT_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO_ROOT / "tests" / "browser" / "artifacts"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+#: The real model the `llamacpp` backend loads on its first answer. One thread: on two
+#: shared cores two OpenMP threads were slower (Documentation/answering.md), and it
+#: leaves a core to Chromium. 128 tokens bound a full answer (and its one repair).
+MODEL_ENV = {"LLM_GGUF": "qwen2.5-coder-0.5b-instruct-q4_k_m", "LLM_THREADS": "1", "LLM_CONTEXT_TOKENS": "4096",
+             "LLM_MAX_TOKENS": "128"}
 
 
 def _require_browser() -> None:
@@ -59,13 +68,11 @@ class Stack:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     _require_browser()
     data = tmp_path_factory.mktemp("browser") / "data"
-    gw_port, rag_port, web_port, llm_port = free_port(), free_port(), free_port(), free_port()
+    gw_port, rag_port, web_port = free_port(), free_port(), free_port()
     origins = f"http://127.0.0.1:{web_port},http://localhost:{web_port}"
-    llm = SlowLLM(llm_port)
-    llm.start()
     gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", DOCENT_CORS_ORIGINS=origins)
     rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins,
-                        OPENAI_BASE_URL=llm.url, OPENAI_MODEL="slow-model", DOCENT_SSE_HEARTBEAT_S="5")
+                        DOCENT_SSE_HEARTBEAT_S="5", **MODEL_ENV)
     web = FrontendProcess(data, web_port, gateway.url, rag.url)
     started: list[_Process] = []
     try:
@@ -76,7 +83,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     finally:
         for proc in reversed(started):
             proc.stop()
-        llm.stop()
 
 
 @pytest.fixture(scope="module")
