@@ -165,11 +165,15 @@ def gateway_killed_during_stream(root: Path) -> FaultResult:
 
 # -- the LLM backend dies mid-answer -----------------------------------------------------
 class DyingLLM:
-    """An OpenAI-compatible endpoint whose connection dies after `tokens` tokens, as if its process was killed.
+    """An LLM server whose connection dies after a few tokens, as if its process was killed mid-answer.
 
-    `chunked=True` speaks HTTP/1.1 with chunked encoding (vLLM, llama.cpp server),
-    so the client sees a broken chunk; `False` closes a plain HTTP/1.0 body early.
+    It speaks both protocols the RAG API uses: OpenAI-compatible SSE at
+    `/v1/chat/completions` and Ollama's NDJSON at `/api/chat`. `chunked=True`
+    answers HTTP/1.1 with chunked encoding (vLLM, llama.cpp server), so the
+    client sees a broken chunk; `False` closes a plain HTTP/1.0 body early.
     """
+
+    WORDS = ("The", " zephyr", " gearbox", " is", " inspected")
 
     def __init__(self, tokens: int = 4, chunked: bool = True) -> None:
         parent = self
@@ -181,7 +185,8 @@ class DyingLLM:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
-                body = json.dumps({"object": "list", "data": [{"id": "dying", "object": "model"}]}).encode()
+                body = json.dumps({"object": "list", "data": [{"id": "dying", "object": "model"}],
+                                   "models": [{"name": "dying", "model": "dying"}]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -190,25 +195,29 @@ class DyingLLM:
 
             def do_POST(self) -> None:  # noqa: N802
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                parent.requests += 1
+                parent.requests[self.path] = parent.requests.get(self.path, 0) + 1
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 if chunked:
                     self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                for word in ("The", " zephyr", " gearbox", " is", " inspected")[:tokens]:
-                    chunk = {"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}
-                    data = f"data: {json.dumps(chunk)}\n\n".encode()
+                for word in parent.WORDS[:tokens]:
+                    if self.path.startswith("/api/"):
+                        data = (json.dumps({"message": {"role": "assistant", "content": word}, "done": False})
+                                + "\n").encode()
+                    else:
+                        chunk = {"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}
+                        data = f"data: {json.dumps(chunk)}\n\n".encode()
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n" if chunked else data)
                     self.wfile.flush()
-                # Die: the socket goes away without a terminating chunk or [DONE].
+                # Die: the socket goes away without a terminating chunk, [DONE] or done=true.
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.close_connection = True
 
-        self.requests = 0
+        self.requests: dict[str, int] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
@@ -216,44 +225,36 @@ class DyingLLM:
         self.server.server_close()
 
 
-def llm_dies_mid_answer(root: Path) -> FaultResult:
+def dying_llm_env(chunked: DyingLLM, plain: DyingLLM) -> dict[str, str]:
+    """RAG API settings that send `backend: openai` to a chunked dying server, `ollama` to a plain one."""
+    return {"OPENAI_BASE_URL": chunked.host + "/v1", "OPENAI_MODEL": "dying", "OLLAMA_HOST": plain.host,
+            "OLLAMA_MODEL": "dying"}
+
+
+def llm_dies_mid_answer(stack: Stack, chunked: DyingLLM, plain: DyingLLM) -> FaultResult:
+    """`stack`'s RAG API must run with `dying_llm_env(chunked, plain)`."""
     result = FaultResult("LLM backend dies mid-answer")
-    chunked, plain = DyingLLM(chunked=True), DyingLLM(chunked=False)
-    stacks = []
-    try:
-        stack = Stack(root, rag_env={"OPENAI_BASE_URL": chunked.url, "OPENAI_MODEL": "dying"}).start()
-        stacks.append(stack)
-        gw = stack.gw
-        iid = gw.post("/indexes", {"name": "Dying LLM"}).json["index_id"]
-        gw.upload(f"/indexes/{iid}/upload", [("turbine.md", SEED_MD.encode())])
-        wait_build(gw, iid)
-        question = "How often is the zephyr turbine gearbox inspected?"
-        for label, llm in (("chunked", chunked), ("plain", plain)):
-            body = {"query": question, "indexes": [iid], "backend": "openai"}
-            if llm is plain:
-                body["backend"] = "openai"
-                stack.rag.stop()
-                stack.rag.env["OPENAI_BASE_URL"] = plain.url
-                Stack.restart(stack.rag)
-            reply = stack.api.post("/chat", body)
-            ok = result.check(f"{label}: answered 200", reply.status == 200, reply.body[:300])
-            if not ok:
-                continue
-            answer = reply.json
-            result.check(f"{label}: the LLM was really called", llm.requests >= 1, llm.requests)
-            result.check(f"{label}: fell back to extractive", answer.get("answer_source") == "extractive",
-                         answer.get("answer_source"))
-            result.check(f"{label}: fallback recorded", any(f.get("backend") == "openai"
-                                                            for f in answer.get("fallbacks") or []),
-                         answer.get("fallbacks"))
-            result.check(f"{label}: answer names the interval", "18 months" in answer.get("answer", ""),
-                         answer.get("answer"))
-            result.check(f"{label}: citations are valid", _citations_valid(stack, iid, answer), answer.get("citations"))
-    finally:
-        for stack in stacks:
-            stack.stop()
-        chunked.stop()
-        plain.stop()
+    gw = stack.gw
+    iid = gw.post("/indexes", {"name": "Dying LLM"}).json["index_id"]
+    gw.upload(f"/indexes/{iid}/upload", [("turbine.md", SEED_MD.encode())])
+    wait_build(gw, iid)
+    question = "How often is the zephyr turbine gearbox inspected?"
+    for label, backend, llm in (("openai, chunked", "openai", chunked), ("ollama, plain", "ollama", plain)):
+        calls = sum(llm.requests.values())
+        reply = stack.api.post("/chat", {"query": question, "indexes": [iid], "backend": backend})
+        if not result.check(f"{label}: answered 200", reply.status == 200, reply.body[:300]):
+            continue
+        answer = reply.json
+        result.check(f"{label}: the dying server was really called", sum(llm.requests.values()) > calls,
+                     llm.requests)
+        result.check(f"{label}: fell back to extractive", answer.get("answer_source") == "extractive",
+                     (answer.get("answer_source"), answer.get("answer")))
+        result.check(f"{label}: fallback recorded", any(f.get("backend") == backend
+                                                        for f in answer.get("fallbacks") or []),
+                     answer.get("fallbacks"))
+        result.check(f"{label}: answer names the interval", "18 months" in answer.get("answer", ""),
+                     answer.get("answer"))
+        result.check(f"{label}: citations are valid", _citations_valid(stack, iid, answer), answer.get("citations"))
     return result
 
 

@@ -13,14 +13,24 @@ from typing import Any
 
 import pytest
 
+from eval.faults import DyingLLM, dying_llm_env
 from eval.hostile import HOSTILE_ENV
 from eval.stack import Stack
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def dying_llms() -> Iterator[tuple[DyingLLM, DyingLLM]]:
+    """LLM servers that die mid-answer (chunked OpenAI, plain Ollama), reachable from the shared stack."""
+    chunked, plain = DyingLLM(chunked=True), DyingLLM(chunked=False)
+    yield chunked, plain
+    chunked.stop()
+    plain.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory, dying_llms: tuple[DyingLLM, DyingLLM]) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("reliability")
-    running = Stack(root, rag_env=dict(HOSTILE_ENV)).start()
+    running = Stack(root, rag_env={**HOSTILE_ENV, **dying_llm_env(*dying_llms)}).start()
     try:
         running.make_seed(tmp_path_factory.mktemp("seed-files"))
         yield running

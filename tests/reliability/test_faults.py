@@ -1,6 +1,6 @@
 """Faults injected into real processes: each scenario must leave no loss, no duplicate and no corruption.
 
-Each scenario starts its own gateway + RAG API (they kill processes); the
+Each scenario that kills a process starts its own gateway + RAG API; the
 scenarios themselves live in `eval.faults` / `eval.faults_storage`, where
 `python -m eval.stress` runs the same code and reports it.
 """
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from eval import faults
+from eval.stack import Stack
 
 pytestmark = pytest.mark.slow
 
@@ -28,8 +29,9 @@ def test_gateway_killed_during_stream_still_gets_the_turn(tmp_path: Path) -> Non
     _assert_survived(faults.gateway_killed_during_stream(tmp_path))
 
 
-def test_llm_dying_mid_answer_falls_back_with_valid_citations(tmp_path: Path) -> None:
-    _assert_survived(faults.llm_dies_mid_answer(tmp_path))
+def test_llm_dying_mid_answer_falls_back_with_valid_citations(
+        stack: Stack, dying_llms: tuple[faults.DyingLLM, faults.DyingLLM], intact: None) -> None:
+    _assert_survived(faults.llm_dies_mid_answer(stack, *dying_llms))
 
 
 def test_disk_full_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
