@@ -132,6 +132,7 @@ def _integrity(db: Path) -> str:
 def sqlite_locked(root: Path) -> FaultResult:
     result = FaultResult("SQLite locked by a long reader and a writer")
     data = root / "data"
+    root.mkdir(parents=True, exist_ok=True)
     gateway = GatewayProcess(data)
     gateway.start(wait_s=30)
     gw = gateway.client

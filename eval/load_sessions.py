@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,7 @@ def run_load(stack: Stack, sessions: int, messages: int, *, build_files: int = 3
     """`sessions` users x `messages` each (or, with `duration_s`, as many as fit: the soak)."""
     result = LoadResult(sessions, messages)
     index = stack.seed.index_id
+    run_id = uuid.uuid4().hex[:8]  # turn ids are global: two runs on one stack must not collide
     build_index, build_job = _background_build(stack, build_files)
     turns: dict[str, list[str]] = {}
     lock = threading.Lock()
@@ -132,7 +134,7 @@ def run_load(stack: Stack, sessions: int, messages: int, *, build_files: int = 3
         start.wait()
         n = 0
         while (n < messages) if duration_s is None else (time.monotonic() < deadline[0]):
-            turn_id = f"load-{number}-{n}"
+            turn_id = f"load-{run_id}-{number}-{n}"
             t0 = time.perf_counter()
             try:
                 reply = gw.post(f"/sessions/{sid}/messages", {"message": QUESTIONS[(number + n) % len(QUESTIONS)],

@@ -46,6 +46,7 @@ class Stack:
     def __init__(self, root: Path, token: str = TOKEN, gateway_env: dict[str, str] | None = None,
                  rag_env: dict[str, str] | None = None, data_dir: Path | None = None) -> None:
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)  # the process logs go here
         self.data = data_dir or root / "data"
         self.token = token
         self.gw_port, self.rag_port = free_port(), free_port()
