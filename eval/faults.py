@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from eval.stack import SEED_MD, Stack, wait_build, wait_job
+from eval.stack import SEED_MD, Stack, wait_build
 from tests.browser.fake_llm import SlowLLM
 from tests.integration.api_support import read_events
 from tests.integration.gateway_helpers import free_port
@@ -275,5 +275,5 @@ def _citations_valid(stack: Stack, index: str, answer: dict[str, Any]) -> bool:
     return True
 
 
-__all__ = ["FaultResult", "gateway_killed_during_stream", "llm_dies_mid_answer", "rag_killed_during_build",
-           "wait_job"]
+__all__ = ["DyingLLM", "FaultResult", "dying_llm_env", "gateway_killed_during_stream", "llm_dies_mid_answer",
+           "rag_killed_during_build"]

@@ -77,7 +77,7 @@ def test_filter_injection_matches_nothing(stack: Stack, intact: None) -> None:
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
                      st.floats(allow_nan=False), st.text(max_size=50),
-                     st.sampled_from(["\u0000", "\ud7ff\ue000", "\u202e", "../../etc", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", ""]))
+                     st.sampled_from(["\u0000", "\ud7ff\ue000", "\u202e", "../../etc", "\U0001d518\U0001d52b", ""]))
 _json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12),
                      inner, max_size=4), max_leaves=12)
 _fields = st.sampled_from(["message", "query", "title", "name", "index", "indexes", "paths", "retrieval_k",
