@@ -41,8 +41,9 @@ log = logging.getLogger("eval.stress")
 
 def _integrity(stack: Stack, baseline: dict[str, Any], outside: set[str]) -> dict[str, Any]:
     after = stack.snapshot()
-    problems = changed(baseline, after, ignore=set(stack.seed.extra.values()))
-    total = sum(len(items) for items in baseline.values())
+    scratch = set(stack.seed.extra.values())  # valid probes may change these: not counted
+    problems = changed(baseline, after, ignore=scratch)
+    total = sum(1 for items in baseline.values() for key in items if key.split("/")[0] not in scratch)
     alive = stack.alive()
     extra = sorted(stack.outside_files() - outside)
     checks = total + len(alive) + 1
