@@ -3,7 +3,9 @@
 Every write runs in `BEGIN IMMEDIATE`, so concurrent writers queue on SQLite's
 lock (busy timeout) instead of failing half-way. Message order is a per-session
 `seq` assigned inside that transaction; a turn (question + answer) is unique by
-`turn_id`, so a retried save never duplicates messages.
+`turn_id`, so a retried save never duplicates messages. A lock held past the
+busy timeout, or a full disk, rolls the transaction back and surfaces as
+`StoreBusyError` / `StorageFullError` (the server answers 503 / 507).
 """
 
 from __future__ import annotations
