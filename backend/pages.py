@@ -12,6 +12,7 @@ so the gateway itself stays small (DESIGN §9b) and renders one page at a time.
 from __future__ import annotations
 
 import hashlib
+import logging
 import multiprocessing
 import os
 import re
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from backend.web import ApiError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DPI = 110
 MIN_DPI, MAX_DPI = 36, 220
@@ -52,10 +55,14 @@ class PageRenderer:
         if cached.is_file():
             return cached.read_bytes()
         png = self._in_worker(pdf_path, page, text, dpi)
-        cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(png)
-        os.replace(tmp, cached)
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(png)
+            os.replace(tmp, cached)
+        except OSError as exc:  # a full disk costs the cache, not the page
+            log.warning("page cache not written (%s): %s", cached.name, exc)
+            tmp.unlink(missing_ok=True)
         return png
 
     def close(self) -> None:

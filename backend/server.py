@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from backend import routes
 from backend.app import App
+from backend.store import StorageFullError, StoreBusyError
 from backend.web import ApiError, BodyStream, Request, Response
 
 access_log = logging.getLogger("backend.access")
@@ -109,6 +110,13 @@ class GatewayHandler(BaseHTTPRequestHandler):
             resp = Response.error(err)
             if err.code.startswith("rag_api"):
                 app.metrics.rag_error(err.code)
+        except StoreBusyError as exc:
+            log.warning("%s %s: %s (request %s)", method, route_label, exc, rid)
+            resp = Response.error(ApiError(503, "store_busy", f"{exc}; nothing was changed, try again"))
+            resp.headers["Retry-After"] = "5"
+        except StorageFullError as exc:
+            log.error("%s %s: %s (request %s)", method, route_label, exc, rid)
+            resp = Response.error(ApiError(507, "insufficient_storage", f"{exc}; nothing was changed"))
         except Exception:
             log.exception("unhandled error in %s %s (request %s)", method, route_label, rid)
             resp = Response.error(ApiError(500, "internal_error", f"internal error; see the gateway log, "

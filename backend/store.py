@@ -3,7 +3,9 @@
 Every write runs in `BEGIN IMMEDIATE`, so concurrent writers queue on SQLite's
 lock (busy timeout) instead of failing half-way. Message order is a per-session
 `seq` assigned inside that transaction; a turn (question + answer) is unique by
-`turn_id`, so a retried save never duplicates messages.
+`turn_id`, so a retried save never duplicates messages. A lock held past the
+busy timeout, or a full disk, rolls the transaction back and surfaces as
+`StoreBusyError` / `StorageFullError` (the server answers 503 / 507).
 """
 
 from __future__ import annotations
@@ -28,6 +30,27 @@ class TurnConflictError(ValueError):
     """A turn id that already belongs to another session."""
 
 
+class StoreUnavailableError(RuntimeError):
+    """SQLite cannot serve the request now; nothing was changed (the transaction rolled back)."""
+
+
+class StoreBusyError(StoreUnavailableError):
+    """Another process held the database lock for longer than the busy timeout."""
+
+
+class StorageFullError(StoreUnavailableError):
+    """The disk holding the database is full."""
+
+
+def _unavailable(exc: sqlite3.OperationalError) -> StoreUnavailableError | None:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return StoreBusyError(f"the database is locked by another process ({exc})")
+    if "full" in text:
+        return StorageFullError(f"the disk holding the database is full ({exc})")
+    return None
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
@@ -42,8 +65,9 @@ def title_from(message: str) -> str:
 
 
 class Store:
-    def __init__(self, path: Path, max_idle: int = 8) -> None:
+    def __init__(self, path: Path, max_idle: int = 8, busy_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
+        self.busy_timeout_s = busy_timeout_s
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -54,10 +78,11 @@ class Store:
 
     # -- connections -----------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
+                               check_same_thread=False)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
         conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
@@ -68,6 +93,11 @@ class Store:
         conn = conn or self._open()
         try:
             yield conn
+        except sqlite3.OperationalError as exc:
+            translated = _unavailable(exc)
+            if translated is None:
+                raise
+            raise translated from exc
         finally:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -86,7 +116,8 @@ class Store:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                    conn.execute("ROLLBACK")
                 raise
 
     def close(self) -> None:

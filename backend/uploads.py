@@ -9,6 +9,7 @@ under the upload root.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -225,11 +226,24 @@ def _copy_part(reader: _Reader, buf: bytes, sep: bytes, sink: _FileSink | None) 
         buf += chunk
 
 
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _no_space(filename: str) -> ApiError:
+    return ApiError(507, "insufficient_storage",
+                    f"{filename!r} was not stored: the disk holding the data directory is full; nothing was kept")
+
+
 class _FileSink:
     def __init__(self, folder: Path, root: Path, filename: str) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.root, self.filename = folder, root, filename
-        fd, tmp = tempfile.mkstemp(prefix=".upload-", dir=folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".upload-", dir=folder)
+        except OSError as exc:
+            if exc.errno in _NO_SPACE:
+                raise _no_space(filename) from exc
+            raise
         self.tmp = Path(tmp)
         self.file = os.fdopen(fd, "wb")
         self.hash = hashlib.sha256()
@@ -237,12 +251,23 @@ class _FileSink:
 
     def write(self, data: bytes) -> None:
         if data:
-            self.file.write(data)
+            try:
+                self.file.write(data)
+            except OSError as exc:
+                if exc.errno in _NO_SPACE:
+                    raise _no_space(self.filename) from exc
+                raise
             self.hash.update(data)
             self.size += len(data)
 
     def finish(self) -> StoredUpload:
-        self.file.close()
+        try:
+            self.file.close()  # flushes the last buffered bytes: the disk may fill here too
+        except OSError as exc:
+            self.tmp.unlink(missing_ok=True)
+            if exc.errno in _NO_SPACE:
+                raise _no_space(self.filename) from exc
+            raise
         if self.size == 0:
             self.tmp.unlink(missing_ok=True)
             raise ApiError(400, "empty_file", f"{self.filename!r} is empty")
@@ -259,5 +284,8 @@ class _FileSink:
 
     def abort(self) -> None:
         if not self.file.closed:
-            self.file.close()
+            try:
+                self.file.close()
+            except OSError:
+                pass  # the disk is full: the partial file is removed below either way
         self.tmp.unlink(missing_ok=True)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs
 
+from rag_system.jsonbody import JsonBodyError, parse_json_body
+
 
 class BodyStream:
     """The request body: at most Content-Length bytes of the socket, counted, so the rest can be drained."""
@@ -106,8 +108,8 @@ class Request:
                 raise ApiError(400, "missing_body", "this endpoint needs a JSON object body")
             return {}
         try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = parse_json_body(raw)
+        except JsonBodyError as exc:
             raise ApiError(400, "invalid_json", f"the body is not valid JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise ApiError(400, "invalid_body", "the body must be a JSON object")

@@ -3,7 +3,9 @@
 A streamed turn must be saved even when the browser went away, so the RAG
 API sends it to the gateway's internal save endpoint itself. Saving never
 blocks a response: turns go onto a bounded queue that one background thread
-drains, retrying transient failures with exponential backoff. The gateway
+drains, retrying transient failures with exponential backoff (0.5 s doubling,
+capped at 15 s, 8 attempts: about 45 s, long enough for a gateway that was
+killed to be restarted by its supervisor). The gateway
 de-duplicates by `turn_id`, so a retry after a lost reply is harmless.
 Failures are logged (without the turn's text) and counted.
 """
@@ -41,12 +43,13 @@ class _Item:
 
 
 class TurnSaver:
-    def __init__(self, base_url: str, token: str = "", *, attempts: int = 4, backoff_s: float = 0.5,
-                 timeout_s: float = 10.0, max_queue: int = 1000) -> None:
+    def __init__(self, base_url: str, token: str = "", *, attempts: int = 8, backoff_s: float = 0.5,
+                 max_backoff_s: float = 15.0, timeout_s: float = 10.0, max_queue: int = 1000) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.attempts = attempts
         self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
         self.timeout_s = timeout_s
         self.stats = SaveStats()
         self._queue: queue.Queue[_Item | None] = queue.Queue(max_queue)
@@ -129,7 +132,7 @@ class TurnSaver:
     def _failed(self, item: _Item, why: str, transient: bool) -> None:
         if transient and item.attempts < self.attempts:
             self.stats.retries += 1
-            item.not_before = time.monotonic() + self.backoff_s * 2 ** (item.attempts - 1)
+            item.not_before = time.monotonic() + min(self.max_backoff_s, self.backoff_s * 2 ** (item.attempts - 1))
             self._retry.append(item)
             log.warning("saving turn %s failed (%s); retry %d of %d", item.turn.get("turn_id"), why,
                         item.attempts, self.attempts - 1)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rag_system.api.errors import ApiError
+from rag_system.jsonbody import JsonBodyError, parse_json_body
 
 if TYPE_CHECKING:
     from rag_system.api.app import Service
@@ -30,11 +31,9 @@ class Request:
         if not self.body.strip():
             return {}
         try:
-            return json.loads(self.body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return parse_json_body(self.body)
+        except JsonBodyError as exc:
             raise ApiError(400, "invalid_json", f"the request body is not valid JSON ({exc})") from exc
-        except RecursionError as exc:
-            raise ApiError(400, "invalid_json", "the request body is nested too deeply") from exc
 
 
 @dataclass

@@ -8,6 +8,7 @@ it sends one and from a character estimate otherwise.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import urllib.error
@@ -102,8 +103,10 @@ class OllamaBackend(_HttpBackend):
                     if event.get("done"):
                         final = event
                         break
-            except (OSError, ValueError) as exc:
-                raise GenerationFailedError(f"ollama stream broke: {exc}") from exc
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                raise GenerationFailedError(f"ollama stream broke: {exc!r}") from exc
+        if not final:  # the server died mid-answer: what arrived is a truncated answer, not an answer
+            raise GenerationFailedError("ollama stream ended before its final (done) message")
         answer = "".join(result.chunks)
         result.completion = Completion(
             answer, int(final.get("prompt_eval_count") or prompt),
@@ -156,6 +159,7 @@ class OpenAIBackend(_HttpBackend):
             raise BackendUnavailableError(f"openai endpoint {self.base_url} unreachable: {exc}") from exc
         usage: dict[str, Any] = {}
         finish = "stop"
+        ended = False  # [DONE] or a finish_reason arrived: the answer is whole
         with resp:
             try:
                 for raw in resp:
@@ -164,17 +168,21 @@ class OpenAIBackend(_HttpBackend):
                         continue
                     data = line[5:].strip()
                     if data == "[DONE]":
+                        ended = True
                         break
                     event = json.loads(data)
                     usage = event.get("usage") or usage
                     for choice in event.get("choices", []):
                         text = (choice.get("delta") or {}).get("content") or ""
                         finish = choice.get("finish_reason") or finish
+                        ended = ended or choice.get("finish_reason") is not None
                         if text:
                             result.chunks.append(text)
                             yield text
-            except (OSError, ValueError) as exc:
-                raise GenerationFailedError(f"openai stream broke: {exc}") from exc
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                raise GenerationFailedError(f"openai stream broke: {exc!r}") from exc
+        if not ended:  # the server died mid-answer: what arrived is a truncated answer, not an answer
+            raise GenerationFailedError("openai stream ended before [DONE] or a finish_reason")
         answer = "".join(result.chunks)
         result.completion = Completion(answer, int(usage.get("prompt_tokens") or prompt),
                                        int(usage.get("completion_tokens") or estimate_tokens(answer)),
