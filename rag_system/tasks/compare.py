@@ -29,7 +29,7 @@ DIMENSIONS = (
              "employee employees counsel subject client customer customers licensor licensee",
              names=1.0, opening=0.5),
      "who the document is between, for, or about"),
-    (profile("numbers", "Key numbers", "price amount total revenue value cost fee payment ebitda cash debt "
+    (profile("numbers", "Key numbers", "price amount total revenue value cost fee payment ebitda cash debt rent salary "
              "rate percent", money=1.5, numbers=0.5),
      "the main amounts, counts or percentages"),
     (profile("obligations", "Obligations or methods", "shall must agree agrees obligation obligations require "

@@ -27,6 +27,7 @@ _DATE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[
                    r"\b(?:19|20)\d\d\b|\b\d+\s+(?:days?|weeks?|months?|years?)\b|\(\d+\)\s+(?:days?|months?|years?)",
                    re.I)
 _RULE = re.compile(r"\b(?:shall|must|required|may not|will not|agrees? to|is prohibited|no later than)\b", re.I)
+_LIMIT = re.compile(r"\b(?:not|no|never|without|except|unless|excluding|only if|provided that)\b", re.I)
 _NAME = re.compile(r"\b(?:[A-Z][a-z]+\s){0,3}(?:Inc|LLC|LLP|Ltd|GmbH|Corp|Corporation|Company|Co)\b\.?|\"[A-Z][A-Za-z]+\"")
 
 
@@ -42,6 +43,7 @@ class Profile:
     dates: float = 0.0
     rules: float = 0.0  # "shall", "must", ...
     names: float = 0.0  # organisations, defined party names
+    limits: float = 0.0  # negations and exceptions ("not", "except", "unless")
     opening: float = 0.0  # bonus for the first sentences of the document
     closing: float = 0.0  # bonus for the last blocks of the document
 
@@ -102,6 +104,7 @@ def score(sentence: Sentence, prof: Profile, total: int) -> float:
     value += prof.dates * min(2, len(_DATE.findall(text)))
     value += prof.rules * min(2, len(_RULE.findall(text)))
     value += prof.names * min(2, len(_NAME.findall(text)))
+    value += prof.limits * min(2, len(_LIMIT.findall(text)))
     if sentence.order < 2:
         value += prof.opening
     if total and sentence.order >= total - 3:

@@ -43,8 +43,8 @@ SECTIONS = (
      "what the document concludes or decides"),
     (profile("limitations", "Limitations",
              "limitation limitations limited exclusion exclusions except exception excluded assumption caveat "
-             "qualification qualified risk risks subject unless pending outstanding uncertainty not",
-             ),
+             "qualification qualified risk risks subject unless pending outstanding uncertainty",
+             limits=1.5),
      "exceptions, risks, caveats or open points"),
 )
 EXTRACTIVE_SENTENCES = 2
