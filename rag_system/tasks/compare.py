@@ -14,7 +14,7 @@ import threading
 
 from rag_system.generation.llm import GenerationParams, LLMBackend
 from rag_system.retrieval.packer import EvidenceBlock
-from rag_system.tasks.documents import DocumentRef
+from rag_system.tasks.documents import DocumentRef, display_name
 from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
 from rag_system.tasks.parts import NOT_STATED, Part, checked, from_model, from_pick
 from rag_system.tasks.picking import assign, distinctive, document_sentences, profile
@@ -102,9 +102,10 @@ def _table(documents: list[DocumentRef], parts: list[Part]) -> dict[str, object]
 def render(documents: list[DocumentRef], parts: list[Part]) -> str:
     """A Markdown table: one row per dimension, one column per document."""
     cells = {(p.document_id, p.key): p for p in parts}
-    head = "| Dimension | " + " | ".join(_cell(d.document_name) for d in documents) + " |"
+    head = "| Dimension | " + " | ".join(_cell(display_name(d.document_name)) for d in documents) + " |"
     rule = "|---|" + "---|" * len(documents)
-    lines = [f"**Comparison of {', '.join(d.document_name for d in documents)}**", "", head, rule]
+    names = ", ".join(display_name(d.document_name) for d in documents)
+    lines = [f"**Comparison of {names}**", "", head, rule]
     for key, title in _rows():
         row = [_cell(cells[(d.document_id, key)].shown) for d in documents]
         lines.append(f"| {title} | " + " | ".join(row) + " |")

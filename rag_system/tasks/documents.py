@@ -21,6 +21,7 @@ from rag_system.retrieval.types import Candidate
 
 _SEPARATORS = re.compile(r"[\s_\-.]+")
 _PREFIX = re.compile(r"^\d+\s+")
+_STORED = re.compile(r"^[0-9a-f]{64}_")  # uploads are stored as <sha256>_<original name>
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _FILLER = re.compile(r"^(?:the|a|an|this|that|document|doc|file)\s+|\s+(?:document|doc|file|pdf)$")
 FUZZY_MIN = 0.8
@@ -74,12 +75,17 @@ def catalogue(engine: RetrievalEngine, indexes: tuple[str, ...]) -> list[Documen
 
 def normalise(name: str) -> str:
     """"07_nda.pdf" -> "nda"; "The Due-Diligence report" -> "due diligence report"."""
-    text = _EXTENSION.sub("", name.strip().strip("\"'“”‘’")).lower()
+    text = _EXTENSION.sub("", _STORED.sub("", name.strip().strip("\"'“”‘’"))).lower()
     text = _SEPARATORS.sub(" ", text).strip()
     previous = None
     while previous != text:
         previous, text = text, _FILLER.sub("", text).strip()
     return _PREFIX.sub("", text)
+
+
+def display_name(name: str) -> str:
+    """The name a person gave the file (without the upload store's hash prefix)."""
+    return _STORED.sub("", name)
 
 
 def resolve(name: str, documents: list[DocumentRef]) -> Resolution:

@@ -19,7 +19,14 @@ from rag_system.generation.llm import GenerationParams
 from rag_system.generation.registry import BackendRegistry
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.tasks.compare import MAX_DOCUMENTS, MIN_DOCUMENTS, compare
-from rag_system.tasks.documents import DocumentRef, Resolution, catalogue, document_blocks, resolve
+from rag_system.tasks.documents import (
+    DocumentRef,
+    Resolution,
+    catalogue,
+    display_name,
+    document_blocks,
+    resolve,
+)
 from rag_system.tasks.outcome import Emit, Outcome
 from rag_system.tasks.parts import answer_source, merged_citations, overall_validation
 from rag_system.tasks.routing import detect, names_of
@@ -127,17 +134,17 @@ def _clarify(task: str, resolutions: list[Resolution], picked: list[DocumentRef]
     """The question to ask back, or None when the documents are settled."""
     for r in resolutions:
         if r.ambiguous:
-            listed = "\n".join(f"- {c.document_name}" for c in r.candidates[:LISTED])
+            listed = "\n".join(f"- {display_name(c.document_name)}" for c in r.candidates[:LISTED])
             return f"More than one document matches \"{r.name}\". Which one do you mean?\n\n{listed}"
     for r in resolutions:
         if r.match is None:
-            listed = "\n".join(f"- {d.document_name}" for d in documents[:LISTED])
+            listed = "\n".join(f"- {display_name(d.document_name)}" for d in documents[:LISTED])
             more = f"\n- … and {len(documents) - LISTED} more" if len(documents) > LISTED else ""
             return (f"No document matches \"{r.name}\". The selected indexes hold:\n\n{listed}{more}"
                     if documents else "The selected indexes hold no documents yet.")
     if task == "summary" and len(picked) != 1:
         return "A summary covers one document. Which one do you mean?\n\n" + \
-            "\n".join(f"- {d.document_name}" for d in picked)
+            "\n".join(f"- {display_name(d.document_name)}" for d in picked)
     if task == "compare" and not MIN_DOCUMENTS <= len(picked) <= MAX_DOCUMENTS:
         return f"A comparison needs {MIN_DOCUMENTS} to {MAX_DOCUMENTS} different documents; " \
                f"these names matched {len(picked)}."

@@ -13,7 +13,7 @@ import threading
 
 from rag_system.generation.llm import GenerationParams, LLMBackend
 from rag_system.retrieval.packer import EvidenceBlock
-from rag_system.tasks.documents import DocumentRef
+from rag_system.tasks.documents import DocumentRef, display_name
 from rag_system.tasks.model import MAX_SENTENCES
 from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
 from rag_system.tasks.parts import Part, checked, from_model, from_pick
@@ -73,7 +73,7 @@ def summarise(document: DocumentRef, blocks: list[EvidenceBlock], chain: list[LL
 
 
 def render(document: DocumentRef, parts: list[Part]) -> str:
-    lines = [f"**Summary of {document.document_name}**", ""]
+    lines = [f"**Summary of {display_name(document.document_name)}**", ""]
     for part in parts:
         lines += [f"### {part.title}", part.shown, ""]
     return "\n".join(lines).strip()

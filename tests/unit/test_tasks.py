@@ -162,14 +162,14 @@ def test_compare_needs_two_to_four_documents():
 # -- names and routing ----------------------------------------------------------------------------
 DOCS = [DocumentRef("kb", "a" * 64, "01_acquisition_agreement.pdf"), DocumentRef("kb", "b" * 64, "07_nda.pdf"),
         DocumentRef("kb", "c" * 64, "lease-2023.txt"), DocumentRef("kb", "d" * 64, "lease-2024.txt"),
-        DocumentRef("kb", "e" * 64, "06_legal_opinion.pdf")]
+        DocumentRef("kb", "e" * 64, "06_legal_opinion.pdf"), DocumentRef("kb", "f" * 64, "ab" * 32 + "_audit-report.pdf")]
 
 
 @pytest.mark.parametrize("name, expected", [
     ("the NDA", "07_nda.pdf"), ("07_nda.pdf", "07_nda.pdf"), ("Acquisition Agreement", "01_acquisition_agreement.pdf"),
     ("the agreement", "01_acquisition_agreement.pdf"), ("non-disclosure agreement", "07_nda.pdf"),
     ("lease 2024", "lease-2024.txt"), ("the opinion letter", "06_legal_opinion.pdf"), ("b" * 12, "07_nda.pdf"),
-    ("aquisition agreemnt", "01_acquisition_agreement.pdf"),
+    ("aquisition agreemnt", "01_acquisition_agreement.pdf"), ("the audit report", "ab" * 32 + "_audit-report.pdf"),
 ])
 def test_names_resolve_uniquely(name, expected):
     found = resolve(name, DOCS)
