@@ -19,10 +19,8 @@ from dataclasses import dataclass, field
 
 from rag_system.generation.citations import attribute
 from rag_system.generation.llm import (
-    ContextOverflowError,
     GenerationParams,
     LLMBackend,
-    LLMError,
     Message,
 )
 from rag_system.generation.prompts import normalise_answer
@@ -173,10 +171,3 @@ def _inline_heading(line: str, titles: dict[str, str]) -> tuple[str, str] | None
 def _norm(title: str) -> str:
     return " ".join(re.sub(r"[^a-z ]", " ", title.lower()).split())
 
-
-def first_generative(chain: list[LLMBackend]) -> list[LLMBackend]:
-    return [b for b in chain if b.generative]
-
-
-__all__ = ["ContextOverflowError", "LLMError", "ModelNotes", "headed_notes", "split_headed", "windows",
-           "first_generative"]

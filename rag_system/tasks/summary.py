@@ -14,7 +14,6 @@ import threading
 from rag_system.generation.llm import GenerationParams, LLMBackend
 from rag_system.retrieval.packer import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
-from rag_system.tasks.model import MAX_SENTENCES
 from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
 from rag_system.tasks.parts import Part, checked, from_model, from_pick
 from rag_system.tasks.picking import assign, document_sentences, profile
@@ -78,5 +77,3 @@ def render(document: DocumentRef, parts: list[Part]) -> str:
         lines += [f"### {part.title}", part.shown, ""]
     return "\n".join(lines).strip()
 
-
-__all__ = ["SECTIONS", "MAX_SENTENCES", "summarise", "render"]
