@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 sources[part["source"]] = sources.get(part["source"], 0) + 1
             rows.append({"path": path, "task": task, "documents": names, "answer_source": payload["answer_source"],
                          "backend": payload.get("backend"), "seconds": round(seconds, 2), "sources": sources,
+                         "notes": {p["key"]: p["note"] for p in payload.get("parts", []) if p.get("note")},
                          **verdict.to_json()})
     _print(rows)
     if args.json_out:
