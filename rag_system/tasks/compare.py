@@ -57,7 +57,7 @@ def compare(documents: list[DocumentRef], blocks_by_doc: list[list[EvidenceBlock
     backend, model, fallbacks, calls = "extractive", "none", [], 0
     texts = ["\n".join(b.text for b in blocks) for blocks in blocks_by_doc]
     for position, (doc, blocks) in enumerate(zip(documents, blocks_by_doc)):
-        run = run_model(chain, doc.document_name, headings, blocks, params, emit, cancel)
+        run = run_model(chain, doc.document_name, headings, blocks, params, emit, cancel, all_blocks)
         chain = chain if not run.fallbacks else [b for b in chain if b.name not in
                                                  {f["backend"] for f in run.fallbacks}]
         fallbacks += run.fallbacks

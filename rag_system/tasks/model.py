@@ -17,7 +17,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from rag_system.generation.citations import attribute
+from rag_system.generation.citations import attribute, cited_numbers
 from rag_system.generation.llm import (
     GenerationParams,
     LLMBackend,
@@ -70,8 +70,14 @@ def windows(blocks: list[EvidenceBlock], budget: int) -> list[list[EvidenceBlock
 
 def headed_notes(backend: LLMBackend, document: str, headings: list[tuple[str, str, str]],
                  blocks: list[EvidenceBlock], params: GenerationParams,
-                 cancel: threading.Event | None = None) -> ModelNotes:
+                 cancel: threading.Event | None = None,
+                 numbered: list[EvidenceBlock] | None = None) -> ModelNotes:
     """Ask the model for every heading (key, title, hint) over each window; keep what validates.
+
+    `blocks` are this document's; `numbered` is the whole task's block list
+    (position n-1 holds block n, as the validator reads it) when several
+    documents share one numbering. A text citing another document's block
+    is rejected like an invalid one.
 
     Raises `LLMError`/`ContextOverflowError` from the backend so the caller can fall through.
     """
@@ -95,28 +101,32 @@ def headed_notes(backend: LLMBackend, document: str, headings: list[tuple[str, s
         notes.usage["completion"] += done.completion_tokens
         sections = split_headed(done.text, [(key, title) for key, title, _ in headings])
         for key, text in sections.items():
-            accepted, why = _accept(text, blocks)
+            accepted, why = _accept(text, blocks, numbered or blocks)
             if accepted:
                 collected[key].append(accepted)
             elif why:
                 notes.rejected[key] = why
     for key, texts in collected.items():
         if texts:
-            notes.texts[key] = _reduce(texts, blocks)
+            notes.texts[key] = _reduce(texts, numbered or blocks)
             notes.rejected.pop(key, None)
     return notes
 
 
-def _accept(text: str, blocks: list[EvidenceBlock]) -> tuple[str | None, str | None]:
-    """The heading's text if it validates (after attribution), else (None, why)."""
-    text = strip_labels(normalise_answer(text), blocks)
+def _accept(text: str, own: list[EvidenceBlock],
+            numbered: list[EvidenceBlock]) -> tuple[str | None, str | None]:
+    """The heading's text if it validates (after attribution to this document's blocks), else (None, why)."""
+    text = strip_labels(normalise_answer(text), own)
     if not text or NOT_STATED_MARK in text.lower():
         return None, None
-    report = checked(text, blocks)
+    report = checked(text, numbered)
     if not report.valid:
-        fixed, count = attribute(text, blocks, report)
+        fixed, count = attribute(text, own, report)
         if count:
-            text, report = fixed, checked(fixed, blocks)
+            text, report = fixed, checked(fixed, numbered)
+    foreign = sorted(set(cited_numbers(report)) - {b.number for b in own})
+    if foreign:
+        return None, "cites blocks of another document: " + ", ".join(f"[{n}]" for n in foreign)
     if report.valid:
         return text, None
     return None, "; ".join(report.problems(text))[:300] or "citations did not validate"

@@ -39,14 +39,14 @@ class ModelRun:
 
 def run_model(chain: list[LLMBackend], document: str, headings: list[tuple[str, str, str]],
               blocks: list[EvidenceBlock], params: GenerationParams, emit: Emit,
-              cancel: threading.Event | None) -> ModelRun:
+              cancel: threading.Event | None, numbered: list[EvidenceBlock] | None = None) -> ModelRun:
     """The first generative backend that works; `notes` is None when none does (extractive only)."""
     fallbacks: list[dict[str, str]] = []
     for backend in chain:
         if not backend.generative:
             break
         try:
-            notes = headed_notes(backend, document, headings, blocks, params, cancel)
+            notes = headed_notes(backend, document, headings, blocks, params, cancel, numbered)
             return ModelRun(notes, backend.name, notes.model, fallbacks)
         except (LLMError, ContextOverflowError) as exc:
             log.warning("task: backend %s failed, falling through: %s", backend.name, exc)

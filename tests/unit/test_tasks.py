@@ -220,3 +220,24 @@ def test_model_headings_parsed_loosely():
     keys = [("scope", "Scope"), ("parties", "Parties or subjects"), ("numbers", "Key numbers"), ("dates", "Dates")]
     assert split_headed(text, keys) == {"scope": "covers rent [1]", "parties": "Landlord and tenant [2]",
                                         "numbers": "$4,500 [3]", "dates": "April 1, 2025 [4]"}
+
+
+def test_model_cells_are_checked_one_by_one_and_differences_stay_extractive():
+    lease = blocks_of("lease1", LEASE_DOC.document_name, LEASE)
+    audit = blocks_of("audit1", AUDIT_DOC.document_name, AUDIT, first=len(lease) + 1)
+    backend = Scripted("Scope: The lease rents office space at 12 Dock Road [1].\n"
+                       "Key numbers: The monthly rent is $4,500 [2].\nDates: The audit ran in 1999 [2].\n"
+                       "Parties or subjects: The review sampled 120 payroll records [5].",
+                       "## Scope\nThe audit report reviews payroll controls for fiscal year 2024 [5].\n"
+                       "## Key numbers\nThe review sampled 120 payroll records [5].")
+    outcome = compare([LEASE_DOC, AUDIT_DOC], [lease, audit], lease + audit, [backend, ExtractiveBackend()],
+                      PARAMS, no_events)
+    cells = {(p.document_id, p.key): p for p in outcome.parts}
+    assert cells[("lease1", "scope")].source == "llm" and cells[("lease1", "numbers")].source == "llm"
+    assert cells[("audit1", "scope")].source == "llm" and "[5]" in cells[("audit1", "scope")].text
+    assert cells[("lease1", "dates")].source == "extractive" and "1999" not in outcome.answer
+    assert cells[("lease1", "differences")].source in ("extractive", "not_stated")
+    foreign = cells[("lease1", "parties")]  # a true sentence, but from the other document
+    assert foreign.source != "llm" and "another document" in foreign.note
+    assert len(backend.prompts) == 2 and outcome.backend == "scripted"
+    assert all(p.validation["valid"] for p in outcome.parts if p.validation)
