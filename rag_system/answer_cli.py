@@ -36,9 +36,20 @@ def add_commands(sub: Any) -> None:
     ask.add_argument("folder", type=Path)
     ask.add_argument("query")
     _answer_options(ask)
+    summ = sub.add_parser("summarize", help="a cited summary of one document (fixed sections)")
+    summ.add_argument("document", help="the document's name (fuzzy, must match one) or id")
+    summ.add_argument("--index", required=True, action="append", help="index name (repeatable)")
+    _answer_options(summ, task=False)
+    comp = sub.add_parser("compare", help="compare 2-4 documents as a cited table")
+    comp.add_argument("documents", nargs="+", help="the documents' names (fuzzy, each must match one) or ids")
+    comp.add_argument("--index", required=True, action="append", help="index name (repeatable)")
+    _answer_options(comp, task=False)
 
 
-def _answer_options(p: argparse.ArgumentParser) -> None:
+def _answer_options(p: argparse.ArgumentParser, task: bool = True) -> None:
+    if task:
+        p.add_argument("--task", choices=("qa", "summary", "compare", "auto"), default=None,
+                       help="qa (default), summary, compare, or auto-detect from the wording")
     p.add_argument("--mode", choices=("hybrid", "vector_only", "fts_only"), default=None)
     p.add_argument("--k", type=int, default=None, help="first-stage candidates")
     p.add_argument("--filters", default=None, help="JSON filter object")
@@ -93,6 +104,19 @@ def run_chat(args: argparse.Namespace, settings: Settings) -> int:
             return EXIT_INTERRUPTED
 
 
+def run_task(args: argparse.Namespace, settings: Settings) -> int:
+    """`summarize` / `compare`: a chat request whose task and documents come from the command."""
+    if args.command == "summarize":
+        args.task, args.documents = "summary", [args.document]
+    else:
+        if not 2 <= len(args.documents) <= 4:
+            sys.stderr.write(f"error: compare takes 2 to 4 documents, got {len(args.documents)}\n")
+            return EXIT_USAGE
+        args.task = "compare"
+    args.query = f"{args.task}: " + " | ".join(args.documents)
+    return run_chat(args, settings)
+
+
 def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     from rag_system.indexing.builder import build_index
     from rag_system.progress import ProgressReporter
@@ -134,7 +158,8 @@ def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], ca
         pipeline = QueryPipeline(settings, engine, BackendRegistry(settings))
         request = pipeline.request(args.query, indexes, mode=args.mode, k=args.k, filters=filters,
                                    backend=args.backend, model=args.model,
-                                   context_expand=False if args.no_expand else None)
+                                   context_expand=False if args.no_expand else None,
+                                   task=getattr(args, "task", None), documents=getattr(args, "documents", None))
 
         def emit(event: str, data: dict[str, Any]) -> None:
             if args.stream and event == "token":

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag_system.answer_cli import add_commands as add_answer_commands
-from rag_system.answer_cli import checked_query_options, run_ask, run_chat
+from rag_system.answer_cli import checked_query_options, run_ask, run_chat, run_task
 from rag_system.api.main import add_command as add_api_command
 from rag_system.api.main import run_api
 from rag_system.config import ConfigError, load_settings
@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_retrieve(args, settings)
     if args.command == "chat":
         return run_chat(args, settings)
+    if args.command in ("summarize", "compare"):
+        return run_task(args, settings)
     if args.command == "ask":
         return run_ask(args, settings)
     if args.command == "api":

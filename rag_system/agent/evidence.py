@@ -31,6 +31,7 @@ class Evidence:
     result: RetrievalResult
     owners: dict[str, str] = field(default_factory=dict)  # chunk id -> index name
     retried_with: str | None = None
+    runs: list[tuple[str, RetrievalResult]] = field(default_factory=list)  # (index, result) per first-stage search
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -58,7 +59,9 @@ def gather(engine: RetrievalEngine, queries: list[str], indexes: tuple[str, ...]
             emit("retrieval_retry", {"query": alternative, "kept": "retry" if better is second else "original",
                                      "evidence_score": round(second.result.evidence_score, 4),
                                      "original_evidence_score": round(evidence.result.evidence_score, 4)})
+            runs = evidence.runs + second.runs  # the inspector shows both searches
             evidence = better
+            evidence.runs = runs
     if options.rerank and evidence.result.candidates:
         emit("rerank_started", {"count": len(evidence.result.candidates)})
         t = time.perf_counter()
@@ -105,9 +108,10 @@ def _search(engine: RetrievalEngine, queries: list[str], indexes: tuple[str, ...
             r = engine.retrieve(index, query, options)
             owners.update({c.chunk_id: index for c in r.candidates if c.chunk_id not in owners})
             results.append(r)
+    runs = [(index, r) for (index, r) in zip([i for _ in queries for i in indexes], results)]
     if len(results) == 1:
-        return Evidence(results[0], owners)
-    return Evidence(_pool(results, options.k, " ".join(queries)), owners)
+        return Evidence(results[0], owners, runs=runs)
+    return Evidence(_pool(results, options.k, " ".join(queries)), owners, runs=runs)
 
 
 def _pool(results: list[RetrievalResult], k: int, query: str) -> RetrievalResult:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from rag_system.agent.cache import CacheScope, SemanticCache
@@ -32,6 +32,10 @@ from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synt
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.retrieval.packer import PackedContext, pack
 from rag_system.retrieval.types import RetrievalOptions
+from rag_system.tasks.documents import catalogue, resolve
+from rag_system.tasks.inspect import answer_trace
+from rag_system.tasks.routing import scope_phrase
+from rag_system.tasks.runner import TaskResponse, TaskRunner
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +59,8 @@ class ChatRequest:
     answer_top_k: int = 8
     max_tokens: int = 384
     evidence_tokens: int = 1500
+    task: str = "qa"  # qa | summary | compare | auto (rag_system/tasks)
+    documents: tuple[str, ...] = ()  # document names or ids a task is about
 
 
 @dataclass
@@ -70,6 +76,8 @@ class ChatResponse:
     standalone_query: str | None = None
     route: str = "rag"
     cached: bool = False
+    inspector: dict[str, Any] | None = None
+    document_scope: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = self.answer.to_json()
@@ -77,7 +85,10 @@ class ChatResponse:
                     "evidence_score": None if self.evidence_score is None else round(self.evidence_score, 4),
                     "token_usage": self.token_usage, "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
                     "sub_queries": self.sub_queries, "standalone_query": self.standalone_query,
-                    "warnings": self.warnings, "cached": self.cached})
+                    "warnings": self.warnings, "cached": self.cached, "task": "qa",
+                    "document_scope": self.document_scope})
+        if self.inspector is not None:
+            out["inspector"] = self.inspector
         return out
 
 
@@ -89,6 +100,7 @@ class QueryPipeline:
         self.synthesizer = Synthesizer()
         self.memory = ConversationMemory.from_settings(settings)
         self.cache = SemanticCache.from_settings(settings)
+        self.tasks = TaskRunner(engine, registry)
 
     def request(self, query: str, indexes: list[str] | tuple[str, ...], **options: Any) -> ChatRequest:
         """A request with the settings' defaults; options given as `None` keep the default."""
@@ -98,11 +110,17 @@ class QueryPipeline:
                                 "answer_top_k": s.reranker_top_k, "max_tokens": s.llm_max_tokens,
                                 "evidence_tokens": s.llm_evidence_tokens}
         base.update({k: v for k, v in options.items() if k not in _RETRIEVAL_KEYS and v is not None})
+        if "documents" in base:
+            base["documents"] = tuple(base["documents"])
         return ChatRequest(query=query, indexes=tuple(indexes), retrieval=retrieval, **base)
 
     def run(self, request: ChatRequest, emit: Emit | None = None,
-            cancel: threading.Event | None = None) -> ChatResponse:
+            cancel: threading.Event | None = None) -> ChatResponse | TaskResponse:
         emit = emit or (lambda event, data: None)
+        if request.task != "qa" and request.indexes:
+            done = self.tasks.run(request, emit, cancel)
+            if done is not None:
+                return done
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         ledger = TokenLedger()
@@ -125,6 +143,11 @@ class QueryPipeline:
                 emit("cache_hit", {"similarity": round(hit.similarity, 4), "query": hit.query})
                 emit("complete", payload)
                 return _from_cache(payload, request)
+        doc_scope = self._scope(request, query, emit)
+        if doc_scope is not None:
+            ids = [d["document_id"] for d in doc_scope["documents"]]
+            request = replace(request, retrieval=replace(
+                request.retrieval, filters={**(request.retrieval.filters or {}), "document_id": ids}))
         parts = [query]
         if request.query_decompose:
             split = decompose(query, generator, self.settings.decompose_max_parts)
@@ -156,7 +179,11 @@ class QueryPipeline:
         response = ChatResponse(answer, request.query, _sources(packed), evidence.result.evidence_score,
                                 {**ledger.to_json(), "backend": answer.backend}, timings,
                                 warnings=list(evidence.result.warnings), sub_queries=parts if len(parts) > 1 else [],
-                                standalone_query=query if query != request.query else None)
+                                standalone_query=query if query != request.query else None,
+                                document_scope=doc_scope)
+        response.inspector = answer_trace(parts, evidence.runs, evidence.retried_with, packed,
+                                          answer.to_json(), doc_scope)
+        emit("inspector", response.inspector)
         payload = response.to_json()
         if request.session_id:
             self.memory.add(request.session_id, "user", request.query, standalone=query)
@@ -177,6 +204,23 @@ class QueryPipeline:
                                 token_usage=TokenLedger().to_json())
         emit("complete", response.to_json())
         return response
+
+    def _scope(self, request: ChatRequest, query: str, emit: Emit) -> dict[str, Any] | None:
+        """"In the NDA, ..." restricts retrieval to that document when the name matches exactly one.
+
+        Skipped when the request already filters by document; a name that
+        matches nothing or several documents leaves retrieval unrestricted.
+        """
+        phrase = scope_phrase(query)
+        filters = request.retrieval.filters or {}
+        if phrase is None or "document_id" in filters or "document_name" in filters:
+            return None
+        found = resolve(phrase.name, catalogue(self.engine, request.indexes))
+        if found.match is None:
+            return None
+        scope = {"name": phrase.name, "documents": [found.match.to_json()]}
+        emit("document_scope", scope)
+        return scope
 
     def _standalone(self, request: ChatRequest, generator: TextGenerator | None) -> str:
         if not request.session_id:

@@ -18,6 +18,7 @@ from rag_system.api.options import ChatOptions, parse_chat, parse_retrieve
 from rag_system.api.sse import SSEStream
 from rag_system.api.turns import Turn, classify
 from rag_system.generation.synthesis import Cancelled
+from rag_system.tasks.inspect import retrieval_trace
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,8 @@ def chat(request: Request) -> Response:
             raise
         raise ApiError(status, code, str(exc)) from exc
     payload = turn.complete if turn.complete is not None else response.to_json()
-    payload = dict(payload, turn_id=turn.turn_id)
+    steps = [s for s in turn.steps if s["type"] != "complete"]  # the complete event is the payload itself
+    payload = dict(payload, turn_id=turn.turn_id, steps=steps)
     _save(request, turn)
     return Response(200, payload)
 
@@ -109,4 +111,4 @@ def retrieve(request: Request) -> Response:
         if status >= 500:
             raise
         raise ApiError(status, code, str(exc)) from exc
-    return Response(200, {"index": options.index, **result.to_json()})
+    return Response(200, {"index": options.index, **result.to_json(), "inspector": retrieval_trace(result, options.index)})

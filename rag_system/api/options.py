@@ -20,6 +20,8 @@ from rag_system.generation.registry import AUTO_ORDER
 from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
 from rag_system.retrieval.filters import FilterError, compile_filters
 from rag_system.retrieval.types import MODES
+from rag_system.tasks.compare import MAX_DOCUMENTS
+from rag_system.tasks.routing import TASKS
 
 MAX_QUERY_CHARS = 8000
 MAX_INDEXES = 16
@@ -166,6 +168,25 @@ def _filters(body: dict[str, Any]) -> dict[str, Any] | None:
     return dict(value) or None
 
 
+def _task(body: dict[str, Any]) -> tuple[str | None, list[str] | None]:
+    """`task` and `documents`; a summary names one document, a comparison two to four."""
+    task = body.get("task")
+    if task is not None and (not isinstance(task, str) or task not in TASKS):
+        raise bad_request(f"unknown task {task!r}; use one of {', '.join(TASKS)}", "invalid_task")
+    docs = body.get("documents")
+    if docs is None:
+        return task, None
+    if not isinstance(docs, list) or not all(isinstance(d, str) and d.strip() and len(d) <= 512 for d in docs):
+        raise bad_request("documents must be a list of document names or ids (non-empty strings)", "invalid_option")
+    if task == "summary" and len(docs) != 1:
+        raise bad_request(f"a summary takes exactly one document, got {len(docs)}", "invalid_option")
+    if task == "compare" and not 2 <= len(docs) <= MAX_DOCUMENTS:
+        raise bad_request(f"compare takes 2 to {MAX_DOCUMENTS} documents, got {len(docs)}", "invalid_option")
+    if task in (None, "qa") and docs:
+        raise bad_request("documents is only for task summary, compare or auto", "invalid_option")
+    return task, [d.strip() for d in docs] or None
+
+
 def _retrieval(body: dict[str, Any]) -> dict[str, Any]:
     top_k = _int(body, "reranker_top_k", 1, 100)
     return {"mode": _mode(body), "k": _int(body, "retrieval_k", 1, 1000), "filters": _filters(body),
@@ -181,6 +202,7 @@ def parse_chat(raw: Any) -> ChatOptions:
     if backend is not None and backend not in BACKENDS:
         raise bad_request(f"unknown LLM backend {backend!r}; use one of {', '.join(BACKENDS)}", "invalid_backend")
     options = _retrieval(body)
+    task, documents = _task(body)
     expand = _bool(body, "context_expand")
     window = _int(body, "context_window_size", 0, 10)
     options.update({
@@ -188,6 +210,7 @@ def parse_chat(raw: Any) -> ChatOptions:
         "context_expand": expand, "context_window_size": window,
         "query_decompose": _bool(body, "query_decompose"), "verify": _bool(body, "verify"),
         "force_rag": _bool(body, "force_rag"), "max_tokens": _int(body, "max_tokens", 1, 4096),
+        "task": task, "documents": documents,
     })
     return ChatOptions(query=query, indexes=_indexes(body),
                        session_id=_str(body, "session_id", max_len=128, pattern=_ID),

@@ -98,6 +98,8 @@ class FirstStage:
             timings_ms=timings, warnings=warnings,
             legs={"fts": [], **{name: [r["chunk_id"] for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
                   "vector": [r["chunk_id"] for r in vec_rows]},
+            leg_scores={**{name: [float(r.get("_score") or 0.0) for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
+                        "vector": [1.0 - float(r.get("_distance") or 0.0) for r in vec_rows]},
         )
 
     def _fts_leg(self, table: ChunkTable, query: str, where: str | None, limit: int, exact: bool,

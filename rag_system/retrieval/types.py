@@ -85,6 +85,7 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     legs: dict[str, list[str]] = field(default_factory=dict)  # leg -> chunk ids, best first
+    leg_scores: dict[str, list[float]] = field(default_factory=dict)  # leg -> its own scores, same order
     # After rerank/select: the kept candidates, and every scored one with why.
     final: list[Candidate] | None = None
     reranked: list[Any] = field(default_factory=list)

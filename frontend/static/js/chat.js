@@ -7,6 +7,7 @@ import { el, errorBox, fmtMs, toast, uuid } from "./util.js";
 import { openCitation } from "./viewer.js";
 import { indexState, loadIndexes } from "./indexes.js";
 import { replayPhases } from "./phases.js";
+import { attachInspector, taskOptions, taskPicker } from "./inspector.js";
 
 const PHASES = [
   ["analyzing", "Analyzing"], ["retrieving", "Retrieving"], ["reranking", "Reranking"],
@@ -31,7 +32,7 @@ function composer() {
   const input = el("textarea", { id: "question", rows: 2, maxlength: 8000, placeholder: "Ask about your documents…", "aria-label": "Question (Enter sends, Shift+Enter adds a line)", title: "Enter sends, Shift+Enter adds a line" });
   const send = el("button", { type: "submit", class: "btn primary", id: "send", text: "Send" });
   const stop = el("button", { type: "button", class: "btn danger", id: "stop", text: "Stop", hidden: true });
-  const form = el("form", { class: "composer", id: "composer" }, input, el("div", { class: "composer-actions" }, send, stop));
+  const form = el("form", { class: "composer", id: "composer" }, input, el("div", { class: "composer-actions" }, taskPicker(), send, stop));
   form.addEventListener("submit", (e) => { e.preventDefault(); ask(input.value); });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
@@ -148,6 +149,7 @@ function finish(shell, result, question) {
     shell.sources.querySelector("summary").textContent = `Sources (${docs.length})`;
     shell.sources.hidden = false;
   }
+  attachInspector(shell.wrap, result);
 }
 
 let phaseSeq = 0;
@@ -210,7 +212,7 @@ export async function ask(text, existing = null) {
   shell.body.setAttribute("aria-busy", "true"); // screen readers read the answer once, not token by token
   let streamed = "", frame = 0, completed = false;
   const paint = () => { frame = 0; renderMarkdown(shell.body, streamed); follow(); };
-  const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions() };
+  const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions(), ...taskOptions() };
   try {
     await streamChat(body, (type, data) => {
       switch (type) {

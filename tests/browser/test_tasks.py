@@ -1,0 +1,105 @@
+"""A comparison and the evidence inspector in a real headless Chromium, against the real three services.
+
+The index is created and built through the gateway's HTTP API (the upload and
+build UI is covered by test_web_app); everything after that is done the way a
+user does it: pick the index, choose "Compare", ask, read the cited table,
+open the inspector; then ask a question and read its per-leg candidates.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import ARTIFACTS, DESKTOP, Stack
+from tests.integration.test_tasks import DOCS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Any:
+    ctx = browser.new_context(viewport=DESKTOP, bypass_csp=True, reduced_motion="reduce")
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    pg.errors = errors
+    yield pg
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        pg.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"))
+    ctx.close()
+
+
+def built_index(stack: Stack) -> str:
+    gw = stack.gateway.client
+    iid = gw.post("/indexes", {"name": "Leases", "description": "two leases and an NDA"}).json["index_id"]
+    assert gw.upload(f"/indexes/{iid}/upload", [(n, t.encode()) for n, t in DOCS.items()]).status == 200
+    started = gw.post(f"/indexes/{iid}/build")
+    assert started.status == 202, started.body
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        job = gw.get(f"/indexes/{iid}/jobs/{started.json['job_id']}").json
+        if job["state"] in ("done", "failed", "cancelled"):
+            assert job["state"] == "done", job
+            return iid
+        time.sleep(0.3)
+    raise AssertionError("the build did not finish")
+
+
+def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
+    iid = built_index(stack)
+    page.goto(stack.url + "/#/chat")
+    page.wait_for_selector("body[data-ready=true]")
+    page.click("#new-chat")
+    page.wait_for_selector(f"#index-picker input[value='{iid}']")
+    page.check(f"#index-picker input[value='{iid}']")
+
+    page.select_option("#task-picker", "compare")
+    page.fill("#question", "lease 2023 and lease 2024")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)
+    answer = page.locator(".msg.assistant").last
+    headers = answer.locator(".answer table th").all_inner_texts()
+    assert headers == ["Dimension", "lease-2023.md", "lease-2024.md"], headers
+    rows = answer.locator(".answer table tbody tr")
+    assert rows.count() == 6
+    assert rows.nth(2).locator("td").first.inner_text() == "Key numbers"
+    assert "$4,900" in rows.nth(2).inner_text()
+    assert answer.locator(".answer table button.cite").count() >= 6
+    assert answer.locator(".badge").inner_text().lower() == "extractive"
+
+    # the inspector: collapsed until opened, then the names' resolution and every cell's check
+    inspector = answer.locator("details.inspector")
+    assert inspector.get_attribute("data-kind") == "compare"
+    assert not inspector.locator(".inspector-body").is_visible()
+    inspector.locator("summary").click()
+    body = inspector.locator(".inspector-body")
+    assert body.is_visible()
+    resolved = body.locator("table").first.inner_text()
+    assert "lease-2023.md" in resolved and "unique" in resolved
+    checks = body.locator("table").nth(1).locator("tbody tr")
+    assert checks.count() == 12  # 6 dimensions x 2 documents
+    texts = checks.all_inner_texts()
+    assert any("\tvalid" in t for t in texts) and not any("invalid" in t for t in texts), texts
+    box, panel = answer.bounding_box(), inspector.bounding_box()
+    assert panel["x"] > box["x"] + box["width"] / 2, "on a wide screen the inspector sits beside the answer"
+    page.screenshot(path=str(ARTIFACTS / "compare-inspector-desktop.png"))
+
+    # a question: its inspector lists each retrieval leg's ranked candidates and the citation check
+    page.select_option("#task-picker", "qa")
+    page.fill("#question", "In the NDA, how long does the agreement remain in effect?")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelectorAll('.msg.assistant[data-state=complete]').length === 2",
+                           timeout=120_000)
+    qa = page.locator(".msg.assistant").last
+    qa.locator("details.inspector summary").click()
+    panel_text = qa.locator(".inspector-body").inner_text()
+    assert "Restricted to 07_nda.txt" in panel_text
+    assert qa.locator(".insp-leg[data-leg=vector] tbody tr").count() >= 1
+    assert qa.locator(".insp-leg[data-leg=fts] tbody tr").first.locator("td").first.inner_text() == "1"
+    assert "Final: valid" in panel_text
+    assert not page.errors, page.errors
