@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from rag_system.agent.triage import route_message, triage
 
-from backend.options import has_filters
+from backend.options import has_filters, names_a_task
 
 
 @dataclass(frozen=True)
@@ -25,11 +25,13 @@ class GateDecision:
 
 def decide(message: str, *, index_ids: list[str] | tuple[str, ...], options: dict[str, Any]) -> GateDecision:
     """Route one chat message given the session's linked indexes and the normalised options."""
-    force = bool(options.get("force_rag"))
+    force = bool(options.get("force_rag")) or names_a_task(options)
     filters = has_filters(options)
     has_index = bool(index_ids)
     route = route_message(message, has_index=has_index, force_rag=force, has_filters=filters)
-    if force:
+    if names_a_task(options):
+        reason = f"task:{options['task']}"
+    elif force:
         reason = "force_rag"
     elif filters:
         reason = "filters"

@@ -25,6 +25,9 @@ CHAT_OPTIONS: dict[str, tuple[type, ...]] = {
     "filters": (dict,),
     "model": (str,),
     "backend": (str,),
+    # Tasks (Documentation/tasks.md): validated by the RAG API, which owns the task list.
+    "task": (str,),
+    "documents": (list,),
 }
 
 #: localGPT spellings that mean the same option.
@@ -76,6 +79,11 @@ def _check_type(key: str, name: str, value: Any) -> None:
     if not ok:
         expected = " or ".join("object" if t is dict else t.__name__ for t in types)
         raise ApiError(400, "invalid_option", f"option {key} must be {expected}, got {type(value).__name__}")
+
+
+def names_a_task(options: dict[str, Any]) -> bool:
+    """A summary, comparison or auto-detected task: document work, never small talk."""
+    return options.get("task") not in (None, "qa")
 
 
 def has_filters(options: dict[str, Any]) -> bool:

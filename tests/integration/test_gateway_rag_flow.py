@@ -287,6 +287,13 @@ def test_session_uploads_become_a_linked_index(stack: Stack) -> None:
     answer = gw.post(f"/sessions/{sid}/messages", {"message": "When is the highest tide in the quillwort harbour?"})
     assert answer.status == 200 and answer.json["used_rag"] is True, answer.body
     assert [c["document_name"] for c in answer.json["citations"]][:1] == ["harbour.txt"]
+    # Tasks pass through the gateway: a cited summary of the named document, saved like any turn.
+    summary = gw.post(f"/sessions/{sid}/messages", {"message": "Summarize the harbour notes",
+                                                    "task": "summary", "documents": ["harbour.txt"]})
+    assert summary.status == 200 and summary.json["used_rag"] is True, summary.body
+    assert {c["document_name"] for c in summary.json["citations"]} == {"harbour.txt"}, summary.body
+    bad = gw.post(f"/sessions/{sid}/messages", {"message": "Summarize it", "task": "poem"})
+    assert bad.status == 400 and "task" in bad.body.decode(), bad.body
     assert gw.delete(f"/indexes/{iid}").status == 200
 
 

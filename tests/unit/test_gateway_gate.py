@@ -114,3 +114,9 @@ def test_reasons() -> None:
 def test_empty_filters_object_does_not_force_search() -> None:
     assert decide("hello", index_ids=LINKED, options={"filters": {}}).route == D
     assert decide("hello", index_ids=LINKED, options={"force_rag": False}).route == D
+
+
+def test_a_task_always_searches_even_when_worded_like_small_talk() -> None:
+    decision = decide("thanks, summarize it", index_ids=["i"], options={"task": "summary"})
+    assert (decision.route, decision.reason) == ("rag", "task:summary")
+    assert decide("thanks", index_ids=["i"], options={"task": "qa"}).route == "direct"

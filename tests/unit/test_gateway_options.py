@@ -20,7 +20,8 @@ def test_snake_case(camel: str, snake: str) -> None:
 def test_camel_and_snake_give_the_same_options() -> None:
     camel = {"retrievalK": 5, "forceRag": True, "contextExpand": False, "contextWindowSize": 2,
              "rerankerTopK": 4, "aiRerank": True, "queryDecompose": False, "retrievalMode": "fts_only",
-             "filters": {"document_name": "a.pdf"}, "model": "m", "backend": "extractive", "verify": True}
+             "filters": {"document_name": "a.pdf"}, "model": "m", "backend": "extractive", "verify": True,
+             "task": "compare", "documents": ["a.pdf", "b.pdf"]}
     snake = {snake_case(k): v for k, v in camel.items()}
     assert normalize_options(camel) == normalize_options(snake) == snake
     assert set(snake) == set(CHAT_OPTIONS)
