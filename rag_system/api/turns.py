@@ -5,7 +5,9 @@ The saved record is the contract's body for `POST /sessions/<id>/messages/save`:
 token_usage, timings_ms, status (complete|error|cancelled), error`.
 `steps` are the pipeline's events in order, except `token`; the first token
 adds one `first_token {"at_ms"}` step instead, so a reloaded answer can show
-that the writing phase was reached (a cancelled turn has no `complete`).
+that the writing phase was reached (a cancelled turn has no `complete`). The
+`complete` step keeps only what the record does not already carry at its top
+level (the inspector, route, backend...), so no answer is stored twice.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ def classify(exc: BaseException) -> tuple[int, str]:
     return 500, "internal_error"
 
 
+#: Fields of the `complete` event that the saved record holds at its top level.
+_SAVED_AT_TOP = frozenset({"answer", "response", "answer_source", "citations", "source_documents",
+                           "token_usage", "timings_ms"})
+
+
 class Turn:
     def __init__(self, options: ChatOptions, request: ChatRequest) -> None:
         self.options = options
@@ -62,10 +69,12 @@ class Turn:
                 self.steps.append({"type": "first_token", "data": {"at_ms": at_ms}})
             self.tokens.append(str(data.get("text", "")))
             return
-        self.steps.append({"type": event, "data": data})
-        if event == "complete":
-            self.complete = data
-            self.status = "complete"
+        if event != "complete":
+            self.steps.append({"type": event, "data": data})
+            return
+        self.steps.append({"type": event, "data": {k: v for k, v in data.items() if k not in _SAVED_AT_TOP}})
+        self.complete = data
+        self.status = "complete"
 
     def failed(self, code: str, message: str) -> dict[str, Any]:
         self.error = {"code": code, "message": message}

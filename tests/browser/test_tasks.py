@@ -102,4 +102,15 @@ def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
     assert qa.locator(".insp-leg[data-leg=vector] tbody tr").count() >= 1
     assert qa.locator(".insp-leg[data-leg=fts] tbody tr").first.locator("td").first.inner_text() == "1"
     assert "Final: valid" in panel_text
+
+    # reloaded from history, both answers still carry their inspector (it is saved with the turn's steps);
+    # the RAG API saves turns in the background, so reload until both are there
+    for _ in range(40):
+        page.reload()
+        page.wait_for_selector("body[data-ready=true]")
+        if page.locator(".msg.assistant").count() == 2:
+            break
+        page.wait_for_timeout(500)
+    kinds = [d.get_attribute("data-kind") for d in page.locator(".msg.assistant details.inspector").all()]
+    assert kinds == ["compare", "qa"], kinds
     assert not page.errors, page.errors

@@ -22,12 +22,15 @@ def test_complete_turn_carries_the_answer_and_steps_without_tokens():
     t.record("analyze", {"query": "q"})
     t.record("token", {"text": "A "})
     t.record("complete", {"answer": "A [1].", "answer_source": "llm", "citations": [{"n": 1}],
-                          "source_documents": [{"n": 1}], "token_usage": {"total": {}}, "timings_ms": {"total_ms": 3}})
+                          "source_documents": [{"n": 1}], "token_usage": {"total": {}}, "timings_ms": {"total_ms": 3},
+                          "inspector": {"kind": "qa"}})
     record = t.record_for_gateway()
     assert set(record) == KEYS and record["turn_id"] == "t-1"
     assert record["status"] == "complete" and record["error"] is None and record["answer"] == "A [1]."
     assert [s["type"] for s in record["steps"]] == ["analyze", "first_token", "complete"]
     assert record["steps"][1]["data"]["at_ms"] >= 0
+    # The answer is stored once, at the top level; the complete step keeps what only it carries.
+    assert record["steps"][2]["data"] == {"inspector": {"kind": "qa"}}
 
 
 def test_cancelled_turn_keeps_the_partial_text():

@@ -108,7 +108,8 @@ function answerFromHistory(m, question) {
   const md = m.metadata || {};
   if (!replayPhases(shell.phases, md.steps, md)) shell.phases.remove();
   finish(shell, { answer: m.content, citations: md.citations || [], source_documents: md.source_documents || [],
-    answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms }, question);
+    answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms,
+    inspector: (md.steps || []).find((s) => s?.type === "complete")?.data?.inspector }, question);
   if (md.status && md.status !== "complete") shell.meta.prepend(el("span", { class: `badge b-${md.status}`, text: md.status }));
   return shell.wrap;
 }
