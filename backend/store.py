@@ -369,4 +369,5 @@ def _index(row: sqlite3.Row, documents: list[dict[str, Any]]) -> dict[str, Any]:
             "created_at": row["created_at"], "updated_at": row["updated_at"],
             "vector_table_name": row["vector_table_name"], "metadata": json.loads(row["metadata"]),
             "session_id": row["session_id"], "documents": documents, "document_count": len(documents),
-            "page_count": sum(d["page_count"] or 0 for d in documents)}
+            # the searchable pages: a failed file's pages are listed on it but not in the total
+            "page_count": sum(d["page_count"] or 0 for d in documents if d["status"] != "failed")}

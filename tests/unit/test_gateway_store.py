@@ -46,10 +46,11 @@ def test_a_version_1_database_gains_page_counts_and_keeps_its_rows(tmp_path: Pat
     doc = s.get_index("i1")["documents"][0]
     assert (doc["filename"], doc["page_count"], doc["error"]) == ("a.pdf", None, None)
     s.set_document_result("d1", "indexed", 7, None)
+    assert s.get_index("i1")["page_count"] == 7
     s.set_document_result("d1", "failed", None, "no text found")  # an unknown count keeps the last one
     doc = s.get_index("i1")["documents"][0]
     assert (doc["status"], doc["page_count"], doc["error"]) == ("failed", 7, "no text found")
-    assert s.get_index("i1")["page_count"] == 7
+    assert s.get_index("i1")["page_count"] == 0  # a failed file's pages are not searchable
     s.close()
 
 
