@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -118,7 +119,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     queries = [row.query for row in load_gold(known_corpora(args.data_dir)["rfc"].gold)]
     overrides = {"chunk_window_tokens": 0} if args.layout == "chunk" else {}
-    out: dict[str, Any] = {"layout": args.layout}
+    # Latency on a shared machine means little without the load it ran under.
+    out: dict[str, Any] = {"layout": args.layout, "load_average_start": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory(prefix="docent-bench-") as tmp:
         base = load_settings().with_overrides(**overrides)
         embedder = Embedder.from_settings(base)
@@ -154,6 +156,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             out["big"]["ann"] = {"index_type": kind, "build_seconds": round(build_s, 1),
                                  **{mode: _time_queries(engine, "big", queries, mode, args.repeat)
                                     for mode in ("hybrid", "vector_only")}}
+    out["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     return out
 
 
