@@ -60,9 +60,11 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
 
     The full-text settings are part of it too: the build rebuilds the FTS index
     in place when they change, which would otherwise flip a cached index that
-    another run (or another checkout sharing the cache) is using.
+    another run (or another checkout sharing the cache) is using. Sources are
+    resolved, so `--data-dir ../shared/eval-data` and its absolute spelling
+    share one cached index.
     """
-    key = json.dumps([corpus.name, [str(s) for s in corpus.sources], settings.chunk_tokens,
+    key = json.dumps([corpus.name, [str(s.resolve()) for s in corpus.sources], settings.chunk_tokens,
                       settings.chunk_overlap_sentences, settings.chunk_context, settings.embedding_model,
                       settings.embedding_max_tokens, settings.ocr_engine, settings.chunk_window_tokens,
                       settings.fts_stem, settings.fts_remove_stop_words, settings.fts_ascii_folding],
