@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from rag_system.config import load_settings
     from rag_system.indexing.builder import build_index
     from rag_system.indexing.embedder import Embedder
-    from rag_system.indexing.store import ChunkTable, connect
+    from rag_system.indexing.store import ChunkTable, open_store
 
     sources = _sources(args)
     missing = [str(s) for s in sources if not s.exists()]
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         summary = build_index(sources, "bench", settings, embedder=embedder)
         pipeline_s = time.perf_counter() - t0
-        table = ChunkTable.open(connect(settings.resolved_lancedb_uri), "bench")
+        table = ChunkTable.open(open_store(settings), "bench")
         texts = table.table.to_arrow().column("text").to_pylist()
         t1 = time.perf_counter()
         embedder.embed(texts)

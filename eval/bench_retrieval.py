@@ -87,13 +87,13 @@ def _source_index(args: argparse.Namespace, settings: Any, embedder: Any, tmp: s
     """(settings whose store holds the rfc index, its name): the eval cache's index if present."""
     from eval.run_eval import _index_name
     from rag_system.indexing.builder import build_index
-    from rag_system.indexing.store import connect, table_exists, table_name
+    from rag_system.indexing.store import open_store, table_exists, table_name
 
     corpus = known_corpora(args.data_dir)["rfc"]
     if args.cache_dir is not None:
         cached = settings.with_overrides(data_dir=str(args.cache_dir))
         name = _index_name(corpus, cached)
-        if table_exists(connect(cached.resolved_lancedb_uri), table_name(name)):
+        if table_exists(open_store(cached), table_name(name)):
             log.info("using the cached eval index %s", name)
             return cached, name
     built = settings.with_overrides(data_dir=tmp)
@@ -114,7 +114,7 @@ def _ann_index(big: Any) -> tuple[str, float]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from rag_system.config import load_settings
     from rag_system.indexing.embedder import Embedder
-    from rag_system.indexing.store import ChunkTable, connect
+    from rag_system.indexing.store import ChunkTable, open_store
     from rag_system.retrieval.engine import RetrievalEngine
 
     queries = [row.query for row in load_gold(known_corpora(args.data_dir)["rfc"].gold)]
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                       "hybrid": _time_queries(engine, source, queries, "hybrid", args.repeat)}
 
         big_settings = base.with_overrides(data_dir=tmp)
-        db = connect(big_settings.resolved_lancedb_uri)
+        db = open_store(big_settings)
         big = ChunkTable.open_or_create(db, "big", embedder.identity, window_tokens)
         t0 = time.perf_counter()
         replicate(big, small.table.to_arrow(),

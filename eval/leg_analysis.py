@@ -65,11 +65,11 @@ class Arm:
 
 def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int) -> list[QueryLegs]:
     """Retrieve every leg `depth` deep for each gold row of `corpus` from the built `index`."""
-    from rag_system.indexing.store import ChunkTable, connect
+    from rag_system.indexing.store import ChunkTable, open_store
     from rag_system.retrieval.fts_query import sanitize_fts_query
     from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
 
-    table = ChunkTable.open(connect(settings.resolved_lancedb_uri), index, embedder.identity)
+    table = ChunkTable.open(open_store(settings), index, embedder.identity)
     if table.windows is None:
         raise ValueError(f"index {index!r} has no window table; the analysis covers the windowed layout")
     texts = {r["chunk_id"]: r["text"] for r in
