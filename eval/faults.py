@@ -4,10 +4,13 @@
   restart it: the index holds every document the build had finished, none
   partially, and a re-run finishes the rest.
 - `gateway_killed_during_stream`: SIGKILL the gateway while the RAG API streams
-  an answer; restart it: the RAG API's save retries land the turn, once.
-- `llm_dies_mid_answer`: an OpenAI-compatible server streams a few tokens
-  and then its connection dies (chunked and plain variants): the answer
-  falls back to extractive, with citations that point at real chunks.
+  an answer from its embedded `llamacpp` backend (the packaged 0.5B GGUF,
+  `MODEL_ENV`); restart it: the RAG API's save retries land the turn, once.
+- `llm_dies_mid_answer`: SIGKILL llama-cpp-python's OpenAI-compatible server
+  (`eval.model_server`, same GGUF) on the first streamed token: the answer
+  falls back to extractive, with citations that point at real chunks, and the
+  cut-off tokens are never the answer. (Ollama's NDJSON cut-off is covered on
+  the parser in tests/unit/test_remote_streams.py: no Ollama server runs here.)
 - Disk full and a locked SQLite database live in `eval.faults_storage`.
 """
 
@@ -16,19 +19,15 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import socket
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from eval.stack import SEED_MD, Stack, wait_build
-from tests.browser.fake_llm import SlowLLM
+from eval.model_server import ModelServer
+from eval.stack import MODEL_ENV, SEED_MD, SEED_QUESTION, Stack, wait_build
 from tests.integration.api_support import read_events
-from tests.integration.gateway_helpers import free_port
 
 
 @dataclass
@@ -113,9 +112,7 @@ def rag_killed_during_build(root: Path, files: int = 16) -> FaultResult:
 # -- kill -9 the gateway during a streamed chat -------------------------------------
 def gateway_killed_during_stream(root: Path) -> FaultResult:
     result = FaultResult("kill -9 gateway during a streamed chat")
-    llm = SlowLLM(free_port(), delay_s=0.05)
-    llm.start()
-    stack = Stack(root, rag_env={"OPENAI_BASE_URL": llm.url, "OPENAI_MODEL": "slow-model"}).start()
+    stack = Stack(root, rag_env=dict(MODEL_ENV)).start()
     try:
         gw = stack.gw
         iid = gw.post("/indexes", {"name": "Stream"}).json["index_id"]
@@ -123,9 +120,9 @@ def gateway_killed_during_stream(root: Path) -> FaultResult:
         wait_build(gw, iid)
         sid = gw.post("/sessions", {"title": "Stream"}).json["session_id"]
         turn_id = "turn-killed-gateway"
-        body = {"query": "How often is the zephyr turbine gearbox inspected?", "indexes": [iid],
-                "session_id": sid, "turn_id": turn_id, "backend": "openai"}
-        conn = http.client.HTTPConnection("127.0.0.1", stack.rag_port, timeout=120)
+        body = {"query": SEED_QUESTION, "indexes": [iid], "session_id": sid, "turn_id": turn_id,
+                "backend": "llamacpp"}
+        conn = http.client.HTTPConnection("127.0.0.1", stack.rag_port, timeout=300)  # loads the model first
         conn.request("POST", "/chat/stream", json.dumps(body),
                      {"Content-Type": "application/json", "Authorization": f"Bearer {stack.token}"})
         resp = conn.getresponse()
@@ -159,103 +156,62 @@ def gateway_killed_during_stream(root: Path) -> FaultResult:
         result.check("stored exactly once", len(again) == 2, len(again))
     finally:
         stack.stop()
-        llm.stop()
     return result
 
 
-# -- the LLM backend dies mid-answer -----------------------------------------------------
-class DyingLLM:
-    """An LLM server whose connection dies after a few tokens, as if its process was killed mid-answer.
-
-    It speaks both protocols the RAG API uses: OpenAI-compatible SSE at
-    `/v1/chat/completions` and Ollama's NDJSON at `/api/chat`. `chunked=True`
-    answers HTTP/1.1 with chunked encoding (vLLM, llama.cpp server), so the
-    client sees a broken chunk; `False` closes a plain HTTP/1.0 body early.
-    """
-
-    WORDS = ("The", " zephyr", " gearbox", " is", " inspected")
-
-    def __init__(self, tokens: int = 4, chunked: bool = True) -> None:
-        parent = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1" if chunked else "HTTP/1.0"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                body = json.dumps({"object": "list", "data": [{"id": "dying", "object": "model"}],
-                                   "models": [{"name": "dying", "model": "dying"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                parent.requests[self.path] = parent.requests.get(self.path, 0) + 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                if chunked:
-                    self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for word in parent.WORDS[:tokens]:
-                    if self.path.startswith("/api/"):
-                        data = (json.dumps({"message": {"role": "assistant", "content": word}, "done": False})
-                                + "\n").encode()
-                    else:
-                        chunk = {"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}
-                        data = f"data: {json.dumps(chunk)}\n\n".encode()
-                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n" if chunked else data)
-                    self.wfile.flush()
-                # Die: the socket goes away without a terminating chunk, [DONE] or done=true.
-                self.connection.shutdown(socket.SHUT_RDWR)
-                self.close_connection = True
-
-        self.requests: dict[str, int] = {}
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def dying_llm_env(chunked: DyingLLM, plain: DyingLLM) -> dict[str, str]:
-    """RAG API settings that send `backend: openai` to a chunked dying server, `ollama` to a plain one."""
-    return {"OPENAI_BASE_URL": chunked.host + "/v1", "OPENAI_MODEL": "dying", "OLLAMA_HOST": plain.host,
-            "OLLAMA_MODEL": "dying"}
-
-
-def llm_dies_mid_answer(stack: Stack, chunked: DyingLLM, plain: DyingLLM) -> FaultResult:
-    """`stack`'s RAG API must run with `dying_llm_env(chunked, plain)`."""
-    result = FaultResult("LLM backend dies mid-answer")
+# -- the model server is killed mid-answer -----------------------------------------------
+def llm_dies_mid_answer(stack: Stack, server: ModelServer) -> FaultResult:
+    """`stack`'s RAG API must run with `server.rag_env()`; `server` is dead afterwards."""
+    result = FaultResult("LLM server killed mid-answer")
     gw = stack.gw
     iid = gw.post("/indexes", {"name": "Dying LLM"}).json["index_id"]
     gw.upload(f"/indexes/{iid}/upload", [("turbine.md", SEED_MD.encode())])
     wait_build(gw, iid)
-    question = "How often is the zephyr turbine gearbox inspected?"
-    for label, backend, llm in (("openai, chunked", "openai", chunked), ("ollama, plain", "ollama", plain)):
-        calls = sum(llm.requests.values())
-        reply = stack.api.post("/chat", {"query": question, "indexes": [iid], "backend": backend})
-        if not result.check(f"{label}: answered 200", reply.status == 200, reply.body[:300]):
-            continue
-        answer = reply.json
-        result.check(f"{label}: the dying server was really called", sum(llm.requests.values()) > calls,
-                     llm.requests)
-        result.check(f"{label}: fell back to extractive", answer.get("answer_source") == "extractive",
-                     (answer.get("answer_source"), answer.get("answer")))
-        result.check(f"{label}: fallback recorded", any(f.get("backend") == backend
-                                                        for f in answer.get("fallbacks") or []),
-                     answer.get("fallbacks"))
-        result.check(f"{label}: answer names the interval", "18 months" in answer.get("answer", ""),
-                     answer.get("answer"))
-        result.check(f"{label}: citations are valid", _citations_valid(stack, iid, answer), answer.get("citations"))
+    if not result.check("model server up before the chat", server.alive(), server.url):
+        return result
+    body = {"query": SEED_QUESTION, "indexes": [iid], "backend": "openai"}
+    conn = http.client.HTTPConnection("127.0.0.1", stack.rag_port, timeout=300)
+    conn.request("POST", "/chat/stream", json.dumps(body),
+                 {"Content-Type": "application/json", "Authorization": f"Bearer {stack.token}"})
+    resp = conn.getresponse()
+    kinds: list[str] = []
+    streamed: list[str] = []
+    final: dict[str, Any] = {}
+    try:
+        if not result.check("stream answered 200", resp.status == 200, resp.status):
+            return result
+        for kind, data in read_events(resp):
+            kinds.append(kind)
+            if kind == "token":
+                streamed.append(data.get("text", ""))
+                if server.alive():
+                    server.kill9()
+            if kind in ("complete", "error"):
+                final = data
+    finally:
+        conn.close()
+    result.check("server SIGKILLed on the first real token", len(streamed) >= 1 and not server.alive(),
+                 (len(streamed), server.proc.returncode if server.proc else None))
+    tail = kinds[kinds.index("token"):] if "token" in kinds else kinds
+    result.check("a backend_fallback event followed the tokens", "backend_fallback" in tail, kinds[-6:])
+    result.check("stream ended with complete", bool(kinds) and kinds[-1] == "complete", kinds[-3:])
+    _check_fallback(result, stack, iid, "stream", final)
+    cut = "".join(streamed).strip()
+    result.check("the cut-off stream is not the answer", cut != (final.get("answer") or "").strip(), cut)
+    reply = stack.api.post("/chat", {"query": SEED_QUESTION, "indexes": [iid], "backend": "openai"})
+    if result.check("server gone: next chat answered 200", reply.status == 200, reply.body[:300]):
+        _check_fallback(result, stack, iid, "server gone", reply.json)
+    result.check("RAG API alive", stack.alive()["rag_api"], stack.alive())
     return result
+
+
+def _check_fallback(result: FaultResult, stack: Stack, iid: str, label: str, answer: dict[str, Any]) -> None:
+    result.check(f"{label}: fell back to extractive", answer.get("answer_source") == "extractive",
+                 (answer.get("answer_source"), answer.get("answer")))
+    result.check(f"{label}: fallback recorded", any(f.get("backend") == "openai"
+                                                    for f in answer.get("fallbacks") or []), answer.get("fallbacks"))
+    result.check(f"{label}: answer names the interval", "18 months" in answer.get("answer", ""), answer.get("answer"))
+    result.check(f"{label}: citations are valid", _citations_valid(stack, iid, answer), answer.get("citations"))
 
 
 def _citations_valid(stack: Stack, index: str, answer: dict[str, Any]) -> bool:
@@ -275,5 +231,4 @@ def _citations_valid(stack: Stack, index: str, answer: dict[str, Any]) -> bool:
     return True
 
 
-__all__ = ["DyingLLM", "FaultResult", "dying_llm_env", "gateway_killed_during_stream", "llm_dies_mid_answer",
-           "rag_killed_during_build"]
+__all__ = ["FaultResult", "gateway_killed_during_stream", "llm_dies_mid_answer", "rag_killed_during_build"]

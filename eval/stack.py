@@ -25,6 +25,12 @@ TOKEN = "reliability-token-3f9c"
 SEED_MD = ("# Zephyr turbine\n\nThe zephyr turbine produces 42 kilowatts at a wind speed of 12 metres per second.\n\n"
            "## Maintenance\n\nThe zephyr turbine gearbox is inspected every 18 months by a certified engineer.\n")
 SEED_QUESTION = "How often is the zephyr turbine gearbox inspected?"
+#: The real model the `llamacpp` backend loads on its first answer (browser tests, and the
+#: reliability faults, which also serve it through llama-cpp-python's server). One thread: on two
+#: shared cores two OpenMP threads were slower (Documentation/answering.md), and it leaves a core
+#: to Chromium. 128 tokens bound a full answer (and its one repair).
+MODEL_ENV = {"LLM_GGUF": "qwen2.5-coder-0.5b-instruct-q4_k_m", "LLM_THREADS": "1", "LLM_CONTEXT_TOKENS": "4096",
+             "LLM_MAX_TOKENS": "128"}
 
 
 @dataclass

@@ -8,7 +8,8 @@ temporary folder and runs, in order:
 2. the data-integrity check: the seed data is unchanged, no file appeared
    outside the data directory, both processes are alive;
 3. the faults (`eval.faults`, `eval.faults_storage`), each on its own stack
-   except the dying LLM;
+   except the LLM server killed mid-answer (a real llama.cpp server,
+   `eval.model_server`, that this stack's `openai` backend points at);
 4. the load: `--sessions` users x `--messages` messages through the gateway
    while an index build runs, every message stored exactly once;
 5. with `--soak-s`, a soak: `--soak-sessions` users chatting for that long.
@@ -33,6 +34,7 @@ from eval import faults, faults_storage
 from eval.badinput import build_corpus, run_corpus
 from eval.hostile import HOSTILE_ENV, run_hostile
 from eval.load_sessions import LoadResult, run_load
+from eval.model_server import ModelServer
 from eval.security import run_security
 from eval.stack import Stack, changed
 
@@ -52,8 +54,8 @@ def _integrity(stack: Stack, baseline: dict[str, Any], outside: set[str]) -> dic
             + [f"{name} died" for name, ok in alive.items() if not ok]}
 
 
-def _faults(root: Path, stack: Stack, llms: tuple[faults.DyingLLM, faults.DyingLLM]) -> list[dict[str, Any]]:
-    runs = [("llm", lambda: faults.llm_dies_mid_answer(stack, *llms)),
+def _faults(root: Path, stack: Stack, server: ModelServer) -> list[dict[str, Any]]:
+    runs = [("llm", lambda: faults.llm_dies_mid_answer(stack, server)),
             ("build", lambda: faults.rag_killed_during_build(root / "fault-build")),
             ("stream", lambda: faults.gateway_killed_during_stream(root / "fault-stream")),
             ("disk", lambda: faults_storage.disk_full(root / "fault-disk")),
@@ -75,10 +77,12 @@ def _faults(root: Path, stack: Stack, llms: tuple[faults.DyingLLM, faults.DyingL
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="docent-stress-"))
-    chunked, plain = faults.DyingLLM(chunked=True), faults.DyingLLM(chunked=False)
-    stack = Stack(root / "main", rag_env={**HOSTILE_ENV, **faults.dying_llm_env(chunked, plain)})
+    server = ModelServer(root / "model-server")
+    stack: Stack | None = None
     report: dict[str, Any] = {"root": str(root)}
     try:
+        server.start()
+        stack = Stack(root / "main", rag_env={**HOSTILE_ENV, **server.rag_env()})
         stack.start()
         stack.make_seed(root / "main")
         baseline, outside = stack.snapshot(), stack.outside_files()
@@ -96,7 +100,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                              "problems": hostile.problems, "outcomes": hostile.outcomes}
         report["security"] = {"tried": security.tried, "problems": security.problems}
         report["integrity"] = _integrity(stack, baseline, outside)
-        report["faults"] = _faults(root, stack, (chunked, plain))
+        report["faults"] = _faults(root, stack, server)
         log.info("load: %d sessions x %d messages", args.sessions, args.messages)
         load = run_load(stack, args.sessions, args.messages, build_files=args.build_files)
         report["load"] = _load_json(load)
@@ -105,9 +109,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             soak = run_load(stack, args.soak_sessions, 0, build_files=args.build_files, duration_s=args.soak_s)
             report["soak"] = {**_load_json(soak), "seconds": args.soak_s}
     finally:
-        stack.stop()
-        chunked.stop()
-        plain.stop()
+        if stack is not None:
+            stack.stop()
+        server.stop()
     report["ok"] = _ok(report)
     return report
 

@@ -3,7 +3,7 @@
 The RAG API's server default stays `extractive` (fast, deterministic answers
 for most tests); a test that needs a model writing tokens chooses `llamacpp`
 in Settings, which runs the packaged Qwen2.5-Coder-0.5B GGUF embedded in the
-RAG API (`MODEL_ENV`), the smallest instruction model in the catalog.
+RAG API (`MODEL_ENV`, shared with the reliability faults in eval/stack.py), the smallest instruction model in the catalog.
 
 Chromium comes from Debian (`apt-get install chromium`, or `make setup-browser`)
 because `npx playwright install` cannot download browsers here; Playwright for
@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from eval.stack import MODEL_ENV
 from tests.conftest import REPO_ROOT
 from tests.integration.gateway_helpers import GatewayProcess, RagApiProcess, _Process, base_env, free_port
 
@@ -29,11 +30,6 @@ CHROMIUM = os.environ.get("DOCENT_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO_ROOT / "tests" / "browser" / "artifacts"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-#: The real model the `llamacpp` backend loads on its first answer. One thread: on two
-#: shared cores two OpenMP threads were slower (Documentation/answering.md), and it
-#: leaves a core to Chromium. 128 tokens bound a full answer (and its one repair).
-MODEL_ENV = {"LLM_GGUF": "qwen2.5-coder-0.5b-instruct-q4_k_m", "LLM_THREADS": "1", "LLM_CONTEXT_TOKENS": "4096",
-             "LLM_MAX_TOKENS": "128"}
 
 
 def _require_browser() -> None:

@@ -2,8 +2,10 @@
 
 The stack is seeded with an index, a linked session and one answered turn;
 `baseline` is a snapshot of that data taken before any test probes it, so
-every test can prove that nothing it sent changed what a user owns. The
-fault tests start stacks of their own, because they kill processes.
+every test can prove that nothing it sent changed what a user owns. Its RAG
+API sends `backend: openai` to a real llama.cpp server (`model_server`) that
+the LLM fault kills. The other fault tests start stacks of their own, because
+they kill our processes.
 """
 
 from __future__ import annotations
@@ -13,24 +15,25 @@ from typing import Any
 
 import pytest
 
-from eval.faults import DyingLLM, dying_llm_env
 from eval.hostile import HOSTILE_ENV
+from eval.model_server import ModelServer
 from eval.stack import Stack
 
 
 @pytest.fixture(scope="session")
-def dying_llms() -> Iterator[tuple[DyingLLM, DyingLLM]]:
-    """LLM servers that die mid-answer (chunked OpenAI, plain Ollama), reachable from the shared stack."""
-    chunked, plain = DyingLLM(chunked=True), DyingLLM(chunked=False)
-    yield chunked, plain
-    chunked.stop()
-    plain.stop()
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+    """llama-cpp-python's server with the packaged 0.5B GGUF, started once; the LLM fault SIGKILLs it."""
+    server = ModelServer(tmp_path_factory.mktemp("model-server")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory, dying_llms: tuple[DyingLLM, DyingLLM]) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory, model_server: ModelServer) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("reliability")
-    running = Stack(root, rag_env={**HOSTILE_ENV, **dying_llm_env(*dying_llms)}).start()
+    running = Stack(root, rag_env={**HOSTILE_ENV, **model_server.rag_env()}).start()
     try:
         running.make_seed(tmp_path_factory.mktemp("seed-files"))
         yield running

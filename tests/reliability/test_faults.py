@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from eval import faults
+from eval.model_server import ModelServer
 from eval.stack import Stack
 
 pytestmark = pytest.mark.slow
@@ -29,9 +30,9 @@ def test_gateway_killed_during_stream_still_gets_the_turn(tmp_path: Path) -> Non
     _assert_survived(faults.gateway_killed_during_stream(tmp_path))
 
 
-def test_llm_dying_mid_answer_falls_back_with_valid_citations(
-        stack: Stack, dying_llms: tuple[faults.DyingLLM, faults.DyingLLM], intact: None) -> None:
-    _assert_survived(faults.llm_dies_mid_answer(stack, *dying_llms))
+def test_llm_server_killed_mid_answer_falls_back_with_valid_citations(
+        stack: Stack, model_server: ModelServer, intact: None) -> None:
+    _assert_survived(faults.llm_dies_mid_answer(stack, model_server))
 
 
 def test_disk_full_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import json
 import logging
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 from rag_system.generation.llm import (
@@ -37,6 +37,32 @@ def _request(url: str, body: dict[str, Any] | None, timeout: float,
     req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST",
                                  headers={"Content-Type": "application/json", **(headers or {})})
     return urllib.request.urlopen(req, timeout=timeout)  # noqa: S310 - URL comes from settings
+
+
+def read_ollama_stream(lines: Iterable[bytes], result: StreamResult) -> Generator[str, None, dict[str, Any]]:
+    """Yield the text of Ollama's NDJSON chat stream and return its final (`done`) message.
+
+    A function of lines, not of a socket, so that the rule "a stream that ends
+    without `done: true` is a failure, never a short answer" is tested on bytes
+    (tests/unit/test_remote_streams.py): no Ollama server runs in the test suite.
+    """
+    try:
+        for line in lines:
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            if event.get("error"):
+                raise GenerationFailedError(f"ollama: {event['error']}")
+            text = event.get("message", {}).get("content", "")
+            if text:
+                result.chunks.append(text)
+                yield text
+            if event.get("done"):
+                return dict(event)
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise GenerationFailedError(f"ollama stream broke: {exc!r}") from exc
+    # The server died mid-answer: what arrived is a truncated answer, not an answer.
+    raise GenerationFailedError("ollama stream ended before its final (done) message")
 
 
 class _HttpBackend(LLMBackend):
@@ -87,26 +113,8 @@ class OllamaBackend(_HttpBackend):
             raise GenerationFailedError(f"ollama returned {exc.code}: {exc.read()[:200]!r}") from exc
         except OSError as exc:
             raise BackendUnavailableError(f"ollama at {self.host} unreachable: {exc}") from exc
-        final: dict[str, Any] = {}
         with resp:
-            try:
-                for line in resp:
-                    if not line.strip():
-                        continue
-                    event = json.loads(line)
-                    if event.get("error"):
-                        raise GenerationFailedError(f"ollama: {event['error']}")
-                    text = event.get("message", {}).get("content", "")
-                    if text:
-                        result.chunks.append(text)
-                        yield text
-                    if event.get("done"):
-                        final = event
-                        break
-            except (OSError, ValueError, http.client.HTTPException) as exc:
-                raise GenerationFailedError(f"ollama stream broke: {exc!r}") from exc
-        if not final:  # the server died mid-answer: what arrived is a truncated answer, not an answer
-            raise GenerationFailedError("ollama stream ended before its final (done) message")
+            final = yield from read_ollama_stream(resp, result)
         answer = "".join(result.chunks)
         result.completion = Completion(
             answer, int(final.get("prompt_eval_count") or prompt),
