@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.corpora import known_corpora, load_gold
-from eval.replicas import Replica, base_env, free_port, replicas, wait_ready
+from eval.replicas import Replica, base_env, call_json, free_port, replicas, wait_ready
 from eval.seaweed import READER, WRITER, S3Server, seaweed
 
 log = logging.getLogger("eval.bench_scale")
@@ -78,15 +78,7 @@ def first_stage(settings: Any, embedder: Any, index: str, queries: list[str], re
 
 # -- the gateway ---------------------------------------------------------------------------
 def _call(port: int, method: str, path: str, body: Any = None, timeout: float = 300) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        data = None if body is None else json.dumps(body).encode()
-        conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
-        resp = conn.getresponse()
-        raw = resp.read()
-        return resp.status, json.loads(raw) if raw else None
-    finally:
-        conn.close()
+    return call_json(port, method, path, body, timeout)
 
 
 @contextmanager

@@ -45,15 +45,20 @@ class Replica:
         return f"http://127.0.0.1:{self.port}"
 
     def call(self, method: str, path: str, body: Any = None, timeout: float = 120.0) -> tuple[int, Any]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            data = None if body is None else json.dumps(body).encode()
-            conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
-            resp = conn.getresponse()
-            raw = resp.read()
-            return resp.status, json.loads(raw) if raw else None
-        finally:
-            conn.close()
+        return call_json(self.port, method, path, body, timeout)
+
+
+def call_json(port: int, method: str, path: str, body: Any = None, timeout: float = 120.0) -> tuple[int, Any]:
+    """(status, decoded JSON body or None) of one request to a service on loopback."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+        resp = conn.getresponse()
+        raw = resp.read()
+        return resp.status, json.loads(raw) if raw else None
+    finally:
+        conn.close()
 
 
 def base_env(data_dir: Path) -> dict[str, str]:
