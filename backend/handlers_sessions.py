@@ -94,11 +94,17 @@ def session_indexes(app: App, req: Request) -> Response:
     return Response.json({"indexes": found, "total": len(found)})
 
 
-def link_index(app: App, req: Request) -> Response:
+def _session_and_index(app: App, req: Request) -> tuple[str, str]:
+    """Both ids of a link route, each answered with its own 404 when unknown."""
     sid, iid = req.params["session_id"], req.params["index_id"]
     _session(app, sid)
     if app.store.get_index(iid) is None:
         raise not_found("index", iid)
+    return sid, iid
+
+
+def link_index(app: App, req: Request) -> Response:
+    sid, iid = _session_and_index(app, req)
     created = app.store.link(sid, iid)
     return Response.json({"message": "Index linked to session" if created else "Index already linked",
                           "session_id": sid, "index_id": iid, "linked": True})
@@ -106,10 +112,7 @@ def link_index(app: App, req: Request) -> Response:
 
 def unlink_index(app: App, req: Request) -> Response:
     """Stop searching an index from this session; the index itself stays. Idempotent."""
-    sid, iid = req.params["session_id"], req.params["index_id"]
-    _session(app, sid)
-    if app.store.get_index(iid) is None:
-        raise not_found("index", iid)
+    sid, iid = _session_and_index(app, req)
     removed = app.store.unlink(sid, iid)
     return Response.json({"message": "Index unlinked from session" if removed else "Index was not linked",
                           "session_id": sid, "index_id": iid, "linked": False, "unlinked": removed})

@@ -21,7 +21,7 @@ import pyarrow as pa
 from rag_system.chunking.chunker import Chunk, metadata_json
 from rag_system.config import Settings
 from rag_system.indexing.embedder import EmbedderIdentity
-from rag_system.indexing.windows import WINDOWS_SUFFIX, WindowTable
+from rag_system.indexing.windows import LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable
 
 log = logging.getLogger(__name__)
 
@@ -94,12 +94,7 @@ def chunk_schema(identity: EmbedderIdentity, window_tokens: int = 0) -> pa.Schem
         if window_tokens else []
     return pa.schema(
         [
-            pa.field("chunk_id", pa.string(), nullable=False),
-            pa.field("document_id", pa.string(), nullable=False),
-            pa.field("document_name", pa.string(), nullable=False),
-            pa.field("chunk_index", pa.int32(), nullable=False),
-            pa.field("page_start", pa.int32(), nullable=False),
-            pa.field("page_end", pa.int32(), nullable=False),
+            *LOCATION_FIELDS,
             pa.field("heading_path", pa.string()),
             pa.field("block_type", pa.string()),
             pa.field("text", pa.string(), nullable=False),

@@ -29,14 +29,20 @@ log = logging.getLogger(__name__)
 
 WINDOWS_SUFFIX = "__windows"
 
+#: Where a chunk sits in its document. The chunk table and its windows table
+#: both start with these columns, so one compiled prefilter serves both legs.
+LOCATION_FIELDS: tuple[pa.Field, ...] = (
+    pa.field("chunk_id", pa.string(), nullable=False),
+    pa.field("document_id", pa.string(), nullable=False),
+    pa.field("document_name", pa.string(), nullable=False),
+    pa.field("chunk_index", pa.int32(), nullable=False),
+    pa.field("page_start", pa.int32(), nullable=False),
+    pa.field("page_end", pa.int32(), nullable=False),
+)
+
 WINDOW_SCHEMA = pa.schema(
     [
-        pa.field("chunk_id", pa.string(), nullable=False),
-        pa.field("document_id", pa.string(), nullable=False),
-        pa.field("document_name", pa.string(), nullable=False),
-        pa.field("chunk_index", pa.int32(), nullable=False),
-        pa.field("page_start", pa.int32(), nullable=False),
-        pa.field("page_end", pa.int32(), nullable=False),
+        *LOCATION_FIELDS,
         pa.field("block_type", pa.string()),
         pa.field("window_index", pa.int32(), nullable=False),
         pa.field("text", pa.string(), nullable=False),
