@@ -35,8 +35,8 @@ from eval.metrics import mean, mrr_at, ndcg_at, recall_at, relevance
 
 log = logging.getLogger("eval.leg_analysis")
 
-#: Leg names, in the engine's fusion order (`first_stage.FTS_LEGS`, then vector).
-LEGS = ("fts", "fts_exact", "vector")
+#: Leg names, in the engine's fusion order (`first_stage.FTS_LEGS`, then `VECTOR_LEGS`).
+LEGS = ("fts", "fts_exact", "vector", "vector_focus")
 Ranked = list[tuple[str, float]]
 
 
@@ -58,7 +58,7 @@ class Arm:
 
     name: str
     weights: dict[str, float]
-    fusion: str = "score"  # score (min-max, native) | rrf (native) | zclip | meanmax
+    fusion: str = "meanmax"  # meanmax, score (min-max), rrf: native | zclip
     depth: int = 50
     rrf_k: float = 60.0
 
@@ -68,6 +68,7 @@ def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int
     from rag_system.indexing.store import ChunkTable, open_store
     from rag_system.retrieval.fts_query import sanitize_fts_query
     from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
+    from rag_system.retrieval.query_focus import focus_question
 
     table = ChunkTable.open(open_store(settings), index, embedder.identity)
     if table.windows is None:
@@ -83,10 +84,13 @@ def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int
         terms = sanitize_fts_query(row.query)
         for name, column in (("fts", TEXT_COLUMN), ("fts_exact", EXACT_COLUMN)):
             item.legs[name] = _window_hits(table, terms, depth, column, texts)
-        vector = embedder.embed([row.query])[0]
-        found = (table.table.search(vector, vector_column_name=table.vector_column).distance_type("cosine")
-                 .select(["chunk_id", "_distance"]).limit(depth).to_list())
-        item.legs["vector"] = [(r["chunk_id"], 1.0 - float(r["_distance"])) for r in found]
+        focus = focus_question(row.query)
+        vectors = embedder.embed([row.query] + ([focus] if focus else []))
+        for name, vector in zip(("vector", "vector_focus"), vectors):
+            found = (table.table.search(vector, vector_column_name=table.vector_column).distance_type("cosine")
+                     .select(["chunk_id", "_distance"]).limit(depth).to_list())
+            item.legs[name] = [(r["chunk_id"], 1.0 - float(r["_distance"])) for r in found]
+        item.legs.setdefault("vector_focus", [])
         out.append(item)
     return out
 
@@ -107,17 +111,22 @@ def _window_hits(table: Any, terms: str, depth: int, column: str, texts: dict[st
 
 def fuse(item: QueryLegs, arm: Arm, k: int = 20) -> list[str]:
     """The arm's top-k chunk ids for one query."""
-    if arm.fusion not in ("score", "rrf", *_NORMALISERS):
-        raise ValueError(f"unknown fusion {arm.fusion!r}; use score, rrf, {', '.join(_NORMALISERS)}")
-    names = [n for n in LEGS if arm.weights.get(n, 0.0) > 0]
-    lists = [_top(item.legs[n], arm.depth, n != "vector") for n in names]
-    weights = [arm.weights[n] for n in names]
+    if arm.fusion not in ("score", "meanmax", "rrf", *_NORMALISERS):
+        raise ValueError(f"unknown fusion {arm.fusion!r}; use score, meanmax, rrf, {', '.join(_NORMALISERS)}")
+    weights_by_leg = dict(arm.weights)
+    if not item.legs.get("vector_focus") and "vector" in weights_by_leg:
+        # One-sentence query: the engine gives the whole vector weight to the one vector ranking.
+        weights_by_leg["vector"] += weights_by_leg.pop("vector_focus", 0.0)
+    names = [n for n in LEGS if weights_by_leg.get(n, 0.0) > 0]
+    lists = [_top(item.legs[n], arm.depth, not n.startswith("vector")) for n in names]
+    weights = [weights_by_leg[n] for n in names]
     rankings = [[c for c, _ in lst] for lst in lists]
     if arm.fusion == "rrf":
         return [c for c, _ in docent_native.rrf_fuse(rankings, arm.rrf_k, weights, k)]
-    if arm.fusion == "score":
+    if arm.fusion in ("score", "meanmax"):
         scores = [[s for _, s in lst] for lst in lists]
-        return [c for c, _ in docent_native.score_fuse(rankings, scores, weights, k)]
+        floor = "mean" if arm.fusion == "meanmax" else "min"
+        return [c for c, _ in docent_native.score_fuse(rankings, scores, weights, k, floor=floor)]
     normalise = _NORMALISERS[arm.fusion]
     total: dict[str, float] = {}
     first: dict[str, tuple[int, int]] = {}
@@ -152,15 +161,7 @@ def _zclip(scores: Sequence[float]) -> list[float]:
     return [max(0.0, (s - mu) / sd) for s in scores]
 
 
-def _meanmax(scores: Sequence[float]) -> list[float]:
-    """0 at the leg's mean candidate, 1 at its best; below the mean counts as 0."""
-    if len(scores) < 2 or max(scores) == min(scores):
-        return [1.0] * len(scores)
-    mu, hi = sum(scores) / len(scores), max(scores)
-    return [max(0.0, (s - mu) / (hi - mu)) for s in scores]
-
-
-_NORMALISERS: dict[str, Callable[[Sequence[float]], list[float]]] = {"zclip": _zclip, "meanmax": _meanmax}
+_NORMALISERS: dict[str, Callable[[Sequence[float]], list[float]]] = {"zclip": _zclip}
 
 
 def evaluate(items: list[QueryLegs], arm: Arm) -> dict[str, float]:
@@ -183,16 +184,18 @@ def first_rank(item: QueryLegs, ranked: Sequence[str]) -> int | None:
 def default_arms(settings: Any) -> list[Arm]:
     """The engine's default and the variants evaluation.md reports."""
     share = settings.fts_weight / (2 if settings.fts_exact else 1)
-    both = {"fts": share, "fts_exact": share if settings.fts_exact else 0.0, "vector": settings.vector_weight}
+    vec = settings.vector_weight / (2 if settings.query_focus else 1)
+    vectors = {"vector": vec, "vector_focus": vec if settings.query_focus else 0.0}
+    both = {"fts": share, "fts_exact": share if settings.fts_exact else 0.0, **vectors}
     return [
         Arm("fts_only", {"fts": share, "fts_exact": both["fts_exact"]}),
-        Arm("vector_only", {"vector": 1.0}),
+        Arm("vector_only", vectors),
         Arm("default", both, settings.fusion, rrf_k=settings.rrf_k),
         Arm("rrf k=60", both, "rrf"),
-        Arm("score, depth 30", both, "score", depth=30),
-        Arm("score, depth 100", both, "score", depth=100),
+        Arm("depth 30", both, settings.fusion, depth=30),
+        Arm("depth 100", both, settings.fusion, depth=100),
         Arm("zclip", both, "zclip"),
-        Arm("meanmax", both, "meanmax"),
+        Arm("min-max scores", both, "score"),
     ]
 
 
@@ -230,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.per_query:
         default = next(a for a in arms if a.name == "default")
         for item in items:
-            ranks = {leg: first_rank(item, [c for c, _ in _top(item.legs[leg], args.depth, leg != "vector")])
+            ranks = {leg: first_rank(item, [c for c, _ in _top(item.legs[leg], args.depth, not leg.startswith("vector"))])
                      for leg in LEGS}
             sys.stdout.write(f"{item.id:<12} fused={first_rank(item, fuse(item, default))} "
                              + " ".join(f"{leg}={r}" for leg, r in ranks.items()) + f"  {item.query[:70]}\n")

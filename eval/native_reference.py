@@ -112,13 +112,18 @@ def score_fuse_reference(
     scores: Sequence[Sequence[float]],
     weights: Sequence[float] | None = None,
     limit: int | None = None,
+    floor: str = "min",
 ) -> list[tuple[str, float]]:
-    """Min-max score fusion, the specification ``docent_native.score_fuse`` meets.
+    """Score fusion, the specification ``docent_native.score_fuse`` meets.
 
-    Each ranking's scores are normalised to ``(v - lo) / (hi - lo)`` (1.0 for
-    all when they are equal); the first occurrence of a key at position ``p``
-    of ranking ``i`` adds ``weights[i] * norm``. Order as in RRF.
+    Each ranking's scores are normalised to ``(v - lo) / (hi - lo)``, clipped
+    at 0 (1.0 for all when ``hi <= lo``); ``lo`` is the minimum, or with
+    ``floor="mean"`` the mean (a plain left-to-right sum, as in Rust). The
+    first occurrence of a key at position ``p`` of ranking ``i`` adds
+    ``weights[i] * norm``. Order as in RRF.
     """
+    if floor not in ("min", "mean"):
+        raise ValueError("floor must be 'min' or 'mean'")
     _validate_fusion(len(rankings), 1.0, weights, limit)
     if len(scores) != len(rankings):
         raise ValueError(f"scores has {len(scores)} lists but there are {len(rankings)} rankings")
@@ -135,18 +140,30 @@ def score_fuse_reference(
         if isinstance(ranking, str):
             raise TypeError("a ranking must be a sequence of str, not a str")
         weight = 1.0 if weights is None else float(weights[index])
-        lo = min(values, default=0.0)
         hi = max(values, default=0.0)
+        lo = min(values, default=0.0) if floor == "min" else _plain_sum(values) / max(1, len(values))
         seen: set[str] = set()
         for rank, (key, value) in enumerate(zip(ranking, values), start=1):
             if key in seen:
                 continue
             seen.add(key)
-            norm = (value - lo) / (hi - lo) if hi > lo else 1.0
+            norm = max_zero((value - lo) / (hi - lo)) if hi > lo else 1.0
             fused[key] = fused.get(key, 0.0) + weight * norm
             best_rank[key] = min(best_rank.get(key, rank), rank)
             first_ranking.setdefault(key, index)
     return _ordered(fused, best_rank, first_ranking, limit)
+
+
+def _plain_sum(values: Sequence[float]) -> float:
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
+def max_zero(x: float) -> float:
+    """``x`` below or at zero becomes +0.0 (never -0.0), as in Rust."""
+    return x if x > 0.0 else 0.0
 
 
 # --- Evidence contrast -------------------------------------------------------

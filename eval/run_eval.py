@@ -67,8 +67,9 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
     key = json.dumps([corpus.name, [str(s.resolve()) for s in corpus.sources], settings.chunk_tokens,
                       settings.chunk_overlap_sentences, settings.chunk_context, settings.embedding_model,
                       settings.embedding_max_tokens, settings.ocr_engine, settings.chunk_window_tokens,
-                      settings.fts_stem, settings.fts_remove_stop_words, settings.fts_ascii_folding],
-                     sort_keys=True)
+                      settings.fts_stem, settings.fts_remove_stop_words, settings.fts_ascii_folding]
+                     + (["pack_code"] if settings.chunk_pack_code else [])
+                     + (["window_at_blocks"] if settings.chunk_window_at_blocks else []), sort_keys=True)
     slug = "".join(ch if ch.isalnum() else "_" for ch in corpus.name)
     return f"eval_{slug}_{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
@@ -97,7 +98,8 @@ def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Name
                "vector_weight": settings.vector_weight,
                "chunk_tokens": settings.chunk_tokens, "chunk_context": settings.chunk_context,
                "chunk_window_tokens": settings.chunk_window_tokens, "fts_exact": settings.fts_exact,
-               "fts_stem": settings.fts_stem,
+               "query_focus": settings.query_focus, "chunk_pack_code": settings.chunk_pack_code,
+               "chunk_window_at_blocks": settings.chunk_window_at_blocks, "fts_stem": settings.fts_stem,
                "fts_remove_stop_words": settings.fts_remove_stop_words,
                "embedding_model": embedder.identity.model_id}
         run = summarise(corpus, arm, results)

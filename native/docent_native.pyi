@@ -7,7 +7,7 @@ work. Pure-Python reference implementations with identical results live in
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 __version__: str
 
@@ -221,11 +221,15 @@ def score_fuse(
     scores: Sequence[Sequence[float]],
     weights: Sequence[float] | None = None,
     limit: int | None = None,
+    floor: Literal["min", "mean"] = "min",
 ) -> list[tuple[str, float]]:
-    """Fuse best-first rankings by weighted, min-max normalised scores.
+    """Fuse best-first rankings by weighted, normalised scores.
 
     Each ranking's scores are normalised to ``(v - lo) / (hi - lo)`` over that
-    ranking (1.0 for every item when all are equal). The first occurrence of a
+    ranking (1.0 for every item when all are equal), clipped at 0; ``lo`` is
+    the ranking's minimum (``floor="min"``) or its mean (``floor="mean"``, a
+    left-to-right sum divided by the length), so with ``"mean"`` everything
+    at or below the mean adds 0. The first occurrence of a
     key at position ``p`` of ranking ``i`` adds ``weights[i] * norm`` (weight
     1.0 when ``weights`` is None); repeats within a ranking are skipped. Sums
     run in ranking order from 0.0, so results are bit-identical to the Python
@@ -236,5 +240,6 @@ def score_fuse(
             ``"scores has N lists but there are M rankings"``;
             ``"scores[i] has N entries but rankings[i] has M"``;
             ``"scores[i] must be finite"``. Checked in that order.
+            ``"floor must be 'min' or 'mean'"`` before all of them.
         TypeError: a ranking is a ``str`` or contains a non-``str`` key.
     """

@@ -47,6 +47,10 @@ class Settings:
     chunk_context: str = field(default="document", metadata=_env("CHUNK_CONTEXT"))
     # Vector windows per chunk (0 = one vector per chunk); see Documentation/evaluation.md.
     chunk_window_tokens: int = field(default=128, metadata=_env("CHUNK_WINDOW_TOKENS"))
+    # Code listings packed with their surrounding prose instead of chunks of their own.
+    chunk_pack_code: bool = field(default=True, metadata=_env("CHUNK_PACK_CODE"))
+    # Every paragraph also opens a vector window of its own.
+    chunk_window_at_blocks: bool = field(default=False, metadata=_env("CHUNK_WINDOW_AT_BLOCKS"))
     # Ingestion.
     ocr_engine: str = field(default="auto", metadata=_env("OCR_ENGINE"))
     ocr_min_chars: int = field(default=40, metadata=_env("OCR_MIN_CHARS"))
@@ -58,10 +62,12 @@ class Settings:
     fts_ascii_folding: bool = field(default=True, metadata=_env("FTS_ASCII_FOLDING"))
     # With windows: a second full-text ranking by exact words (stop words kept).
     fts_exact: bool = field(default=True, metadata=_env("FTS_EXACT"))
+    # Also rank by the question sentence of a compound query (rag_system/retrieval/query_focus.py).
+    query_focus: bool = field(default=True, metadata=_env("QUERY_FOCUS"))
     # Retrieval defaults.
     retrieval_mode: str = field(default="hybrid", metadata=_env("RETRIEVAL_MODE"))
     retrieval_k: int = field(default=20, metadata=_env("RETRIEVAL_K"))
-    fusion: str = field(default="score", metadata=_env("FUSION"))
+    fusion: str = field(default="meanmax", metadata=_env("FUSION"))
     rrf_k: float = field(default=60.0, metadata=_env("RRF_K"))
     fts_weight: float = field(default=1.0, metadata=_env("FTS_WEIGHT"))
     vector_weight: float = field(default=1.0, metadata=_env("VECTOR_WEIGHT"))
@@ -213,8 +219,8 @@ def _validated(settings: Settings) -> Settings:
                  "reranker_min_keep", "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
-    if settings.fusion not in ("score", "rrf"):
-        raise ConfigError(f"FUSION must be score or rrf, got {settings.fusion!r}")
+    if settings.fusion not in ("meanmax", "score", "rrf"):
+        raise ConfigError(f"FUSION must be meanmax, score or rrf, got {settings.fusion!r}")
     if settings.fts_weight < 0 or settings.vector_weight < 0:
         raise ConfigError("FTS_WEIGHT and VECTOR_WEIGHT must be >= 0")
     if settings.rrf_k <= 0:

@@ -242,14 +242,17 @@ fn select_evidence_sentences(
 
 /// Score fusion of best-first rankings; see `docent_native.pyi`.
 #[pyfunction]
-#[pyo3(signature = (rankings, scores, weights = None, limit = None))]
+#[pyo3(signature = (rankings, scores, weights = None, limit = None, floor = "min"))]
 fn score_fuse<'py>(
     py: Python<'py>,
     rankings: Vec<Vec<Bound<'py, PyString>>>,
     scores: Vec<Vec<f64>>,
     weights: Option<Vec<f64>>,
     limit: Option<i64>,
+    floor: &str,
 ) -> PyResult<Vec<(Bound<'py, PyString>, f64)>> {
+    let floor = score_fusion::Floor::parse(floor)
+        .ok_or_else(|| PyValueError::new_err("floor must be 'min' or 'mean'"))?;
     let weights = weights.as_deref();
     // Same order as the reference: weights, then limit, then the scores.
     fusion::validate(1.0, weights, rankings.len())
@@ -265,7 +268,7 @@ fn score_fuse<'py>(
         .map(|r| r.iter().map(|s| s.to_str()).collect::<PyResult<_>>())
         .collect::<PyResult<_>>()?;
     let fused = py
-        .detach(|| score_fusion::score_fuse(&keys, &scores, weights, limit))
+        .detach(|| score_fusion::score_fuse_with(&keys, &scores, weights, limit, floor))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(fused
         .into_iter()

@@ -10,12 +10,36 @@
 //!
 //! Normalisation per ranking: `(v - lo) / (hi - lo)` with `lo`/`hi` the
 //! minimum and maximum of that ranking's scores, or `1.0` for every item when
-//! all its scores are equal. A key repeated within one ranking counts only at
-//! its first position.
+//! all its scores are equal. With [`Floor::Mean`] the floor is the ranking's
+//! mean instead of its minimum and anything below the mean counts 0: a leg
+//! whose best hit barely stands out of its own list then adds little, where
+//! min-max would stretch it to the full range (Documentation/evaluation.md:
+//! rfc, pydocs and atlas7 gained, acq lost a little). A key repeated within
+//! one ranking counts only at its first position.
 
 use std::fmt;
 
 use crate::fusion::{fuse_by, validate, FusionError, Fused};
+
+/// Where a ranking's normalised scale starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Floor {
+    /// `(v - min) / (max - min)`.
+    Min,
+    /// `max(0, (v - mean) / (max - mean))`, the mean a left-to-right sum over the ranking.
+    Mean,
+}
+
+impl Floor {
+    /// Parse the Python spelling (`"min"` or `"mean"`).
+    pub fn parse(name: &str) -> Option<Floor> {
+        match name {
+            "min" => Some(Floor::Min),
+            "mean" => Some(Floor::Mean),
+            _ => None,
+        }
+    }
+}
 
 /// Invalid arguments to [`score_fuse`].
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +106,7 @@ where
     Ok(())
 }
 
-/// Fuse rankings by weighted, per-ranking min-max normalised scores.
+/// Fuse rankings by weighted, per-ranking normalised scores (min-max by default).
 pub fn score_fuse<R, S>(
     rankings: &[R],
     scores: &[Vec<f64>],
@@ -93,19 +117,48 @@ where
     R: AsRef<[S]>,
     S: AsRef<str>,
 {
+    score_fuse_with(rankings, scores, weights, limit, Floor::Min)
+}
+
+/// [`score_fuse`] with an explicit [`Floor`].
+pub fn score_fuse_with<R, S>(
+    rankings: &[R],
+    scores: &[Vec<f64>],
+    weights: Option<&[f64]>,
+    limit: Option<usize>,
+    floor: Floor,
+) -> Result<Vec<Fused>, ScoreFusionError>
+where
+    R: AsRef<[S]>,
+    S: AsRef<str>,
+{
     validate_scores(rankings, scores, weights)?;
     let bounds: Vec<(f64, f64)> = scores
         .iter()
         .map(|list| {
-            let lo = list.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = list.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let lo = match floor {
+                Floor::Min => list.iter().copied().fold(f64::INFINITY, f64::min),
+                Floor::Mean => {
+                    let mut sum = 0.0;
+                    for v in list {
+                        sum += v;
+                    }
+                    sum / list.len().max(1) as f64
+                }
+            };
             (lo, hi)
         })
         .collect();
     Ok(fuse_by(rankings, limit, |i, pos| {
         let (lo, hi) = bounds[i];
         let norm = if hi > lo {
-            (scores[i][pos] - lo) / (hi - lo)
+            let x = (scores[i][pos] - lo) / (hi - lo);
+            if x > 0.0 {
+                x
+            } else {
+                0.0
+            }
         } else {
             1.0
         };
@@ -140,6 +193,22 @@ mod tests {
         let rankings = vec![vec!["x", "y"]];
         let out = run(&rankings, &[vec![3.0, 3.0]], Some(&[0.5]));
         assert_eq!(out, vec![("x".to_owned(), 0.5), ("y".to_owned(), 0.5)]);
+    }
+
+    #[test]
+    fn mean_floor_zeroes_the_lower_half_and_keeps_a_standout() {
+        // Leg 0: `a` stands far above its list; leg 1: flat, its best barely above the mean.
+        let rankings = vec![vec!["a", "b", "c", "d"], vec!["b", "c", "d", "a"]];
+        let scores = vec![vec![10.0, 2.0, 1.0, 1.0], vec![0.52, 0.51, 0.50, 0.49]];
+        let out = score_fuse_with(&rankings, &scores, None, None, Floor::Mean).unwrap();
+        let keys: Vec<_> = out.iter().map(|f| rankings[f.ranking][f.position]).collect();
+        assert_eq!(keys[0], "a");
+        let b = out.iter().find(|f| rankings[f.ranking][f.position] == "b").unwrap();
+        assert!((b.score - (0.0 + 1.0)).abs() < 1e-12, "b: below leg 0's mean (3.5) counts 0");
+        let minmax = run(&rankings, &scores, None);
+        assert_eq!(minmax[0].0, "b", "min-max stretches the flat leg and lets b win");
+        assert_eq!(Floor::parse("mean"), Some(Floor::Mean));
+        assert_eq!(Floor::parse("median"), None);
     }
 
     #[test]

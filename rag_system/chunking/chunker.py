@@ -43,6 +43,11 @@ class ChunkerOptions:
     # Start a new chunk at a paragraph when the whole paragraph does not fit
     # in what is left of the current one but fits in an empty one.
     align_blocks: bool = False
+    # Pack code blocks with the prose around them (still never split one that
+    # fits): "results like this:" + listing + explanation stay one passage.
+    pack_code: bool = False
+    # Also open a window at every paragraph (see `_windows`).
+    window_at_blocks: bool = False
 
     @property
     def version(self) -> str:
@@ -52,6 +57,10 @@ class ChunkerOptions:
             base += f"-w{self.window_tokens}"
         if self.align_blocks:
             base += "-a"
+        if self.pack_code:
+            base += "-pc"
+        if self.window_at_blocks:
+            base += "-wb"
         return base
 
 
@@ -72,6 +81,17 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Section:
+    """One section's content, ready to pack: its units and the context line its chunks open with."""
+
+    name: str
+    path: tuple[str, ...]
+    prefix: str
+    prefix_tokens: int
+    units: list[_Unit]
+
+
+@dataclass(frozen=True)
 class _Unit:
     """A sentence, or a whole table/code block, with its page and size."""
 
@@ -89,41 +109,69 @@ def chunk_id_for(document_id: str, version: str, ordinal: int) -> str:
 def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: TokenCounter,
                    options: ChunkerOptions) -> list[Chunk]:
     """Chunk one converted document; ordinals follow document order."""
-    pieces: list[tuple[tuple[str, ...], str, int, list[_Unit]]] = []
-    for heading_path, blocks in _sections(doc.blocks):
-        prefix = _context_line(doc.name, heading_path, options.context)
-        prefix_tokens = count_tokens([prefix])[0] + 1 if prefix else 0
-        if prefix and options.max_tokens - prefix_tokens < 32:
-            prefix, prefix_tokens = "", 0  # a huge heading path would crowd out the content
-        if prefix and blocks and blocks[0].block_type == "heading":
-            blocks = blocks[1:]  # the context line already says it
-            if not blocks:
-                continue
-        budget = replace(options, max_tokens=options.max_tokens - prefix_tokens)
-        units = _units(blocks, count_tokens, budget.max_tokens)
-        pieces.extend((heading_path, prefix, prefix_tokens, group) for group in _pack(units, budget))
-    chunks: list[Chunk] = []
-    for ordinal, (heading_path, prefix, prefix_tokens, units) in enumerate(pieces):
-        chunk = _make_chunk(doc, document_id, options.version, ordinal, heading_path, units,
-                            prefix, prefix_tokens)
-        if options.window_tokens:
-            chunk = replace(chunk, windows=_windows(units, prefix, prefix_tokens, options))
-        chunks.append(chunk)
-    return chunks
+    sections = [s for s in (_section(doc.name, path, blocks, count_tokens, options)
+                            for path, blocks in _sections(doc.blocks)) if s is not None]
+    pieces: list[tuple[tuple[str, ...], str, int, list[_Unit], tuple[str, ...]]] = []
+    for sec in sections:
+        budget = replace(options, max_tokens=options.max_tokens - sec.prefix_tokens)
+        for units in _pack(sec.units, budget):
+            windows = _windows(units, sec.prefix, sec.prefix_tokens, options) if options.window_tokens else ()
+            pieces.append((sec.path, sec.prefix, sec.prefix_tokens, units, windows))
+    return [replace(_make_chunk(doc, document_id, options.version, ordinal, path, units, prefix, prefix_tokens),
+                    windows=windows)
+            for ordinal, (path, prefix, prefix_tokens, units, windows) in enumerate(pieces)]
 
 
-def _windows(units: list[_Unit], prefix: str, prefix_tokens: int,
+def _section(name: str, heading_path: tuple[str, ...], blocks: list[Block], count_tokens: TokenCounter,
+             options: ChunkerOptions) -> Section | None:
+    prefix = _context_line(name, heading_path, options.context)
+    prefix_tokens = count_tokens([prefix])[0] + 1 if prefix else 0
+    if prefix and options.max_tokens - prefix_tokens < 32:
+        prefix, prefix_tokens = "", 0  # a huge heading path would crowd out the content
+    if prefix and blocks and blocks[0].block_type == "heading":
+        blocks = blocks[1:]  # the context line already says it
+        if not blocks:
+            return None
+    units = _units(blocks, count_tokens, options.max_tokens - prefix_tokens)
+    return Section(name, heading_path, prefix, prefix_tokens, units)
+
+
+def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int,
              options: ChunkerOptions) -> tuple[str, ...]:
     """The chunk's vector windows: its units packed to `window_tokens`, block-aligned.
 
     A chunk that already fits in one window gets one window, its own text. A
-    long context line may not squeeze the content below half a window.
+    long context line may not squeeze the content below half a window. With
+    `window_at_blocks`, every paragraph also opens a window of its own (an
+    answer that starts mid-window is otherwise embedded with the end of
+    whatever came before it).
     """
     budget = max(options.window_tokens // 2, options.window_tokens - prefix_tokens)
     if sum(u.tokens for u in units) <= budget:
         return (_join(units, prefix),)
-    window_options = ChunkerOptions(max_tokens=budget, overlap_sentences=0, align_blocks=True)
-    return tuple(_join(group, prefix) for group in _pack(units, window_options))
+    window_options = ChunkerOptions(max_tokens=budget, overlap_sentences=0, align_blocks=True,
+                                    pack_code=options.pack_code)
+    groups = _pack(units, window_options)
+    if options.window_at_blocks:
+        starts = {id(group[0]) for group in groups}
+        for i, unit in enumerate(units):
+            if unit.starts_block and id(unit) not in starts and unit.block_type not in _ATOMIC:
+                groups.append(_fill(units[i:], budget))
+        order = {id(u): i for i, u in enumerate(units)}
+        groups.sort(key=lambda g: order[id(g[0])])
+    return tuple(_join(group, prefix) for group in groups)
+
+
+def _fill(units: Sequence[_Unit], budget: int) -> list[_Unit]:
+    """Whole units from the first on, while they fit the budget (the first always)."""
+    group: list[_Unit] = []
+    size = 0
+    for unit in units:
+        if group and size + unit.tokens > budget:
+            break
+        group.append(unit)
+        size += unit.tokens
+    return group
 
 
 def _context_line(name: str, heading_path: tuple[str, ...], mode: str) -> str:
@@ -193,7 +241,7 @@ def _split_oversized(text: str, page: int, kind: str, count_tokens: TokenCounter
 
 
 def _pack(units: Sequence[_Unit], options: ChunkerOptions) -> list[list[_Unit]]:
-    """Greedy packing with sentence overlap; tables and code get their own chunks."""
+    """Greedy packing with sentence overlap; tables (and code unless `pack_code`) get their own chunks."""
     groups: list[list[_Unit]] = []
     current: list[_Unit] = []
     size = 0
@@ -211,8 +259,9 @@ def _pack(units: Sequence[_Unit], options: ChunkerOptions) -> list[list[_Unit]]:
         current, size, fresh = list(tail), sum(u.tokens for u in tail), 0
 
     block_sizes = _block_sizes(units) if options.align_blocks else [0] * len(units)
+    alone = _ATOMIC - {"code"} if options.pack_code else _ATOMIC
     for unit, block_size in zip(units, block_sizes):
-        if unit.block_type in _ATOMIC:
+        if unit.block_type in alone:
             flush(carry=False)
             groups.append([unit])
             continue

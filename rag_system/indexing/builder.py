@@ -66,7 +66,8 @@ def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
     # A window as large as the chunk would only repeat the chunk's own vector.
     windows = settings.chunk_window_tokens if settings.chunk_window_tokens < budget else 0
     return ChunkerOptions(max_tokens=budget, overlap_sentences=settings.chunk_overlap_sentences,
-                          context=settings.chunk_context, window_tokens=windows)
+                          context=settings.chunk_context, window_tokens=windows,
+                          pack_code=settings.chunk_pack_code, window_at_blocks=settings.chunk_window_at_blocks)
 
 
 def build_index(

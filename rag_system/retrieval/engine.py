@@ -45,7 +45,7 @@ class RetrievalEngine:
         s = self.settings
         base = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
                 "fts_weight": s.fts_weight, "vector_weight": s.vector_weight, "fts_exact": s.fts_exact,
-                "rerank": s.rerank,
+                "query_focus": s.query_focus, "rerank": s.rerank,
                 "min_score": s.reranker_min_score, "min_keep": s.reranker_min_keep,
                 "top_k": s.reranker_top_k}
         base.update({k: v for k, v in overrides.items() if v is not None})

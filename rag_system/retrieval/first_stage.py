@@ -24,6 +24,7 @@ from rag_system.indexing.store import ChunkTable
 from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
 from rag_system.retrieval.filters import compile_filters
 from rag_system.retrieval.fts_query import sanitize_fts_query
+from rag_system.retrieval.query_focus import focus_question
 from rag_system.retrieval.types import (
     FUSIONS,
     Candidate,
@@ -41,6 +42,8 @@ COLUMNS = ["chunk_id", "document_id", "document_name", "chunk_index", "page_star
 
 #: Names of the full-text rankings in `RetrievalResult.legs`, in fusion order.
 FTS_LEGS = ("fts", "fts_exact")
+#: Names of the vector rankings: the whole query, then its question sentence (`query_focus`).
+VECTOR_LEGS = ("vector", "vector_focus")
 
 
 class FullTextUnavailableError(RuntimeError):
@@ -62,23 +65,22 @@ class FirstStage:
         timings: dict[str, float] = {}
         warnings: list[str] = []
         started = time.perf_counter()
-        fts_future = vec_future = None
-        vector = None
+        fts_future = None
+        vectors: list[Any] = []
         if mode in ("hybrid", "vector_only"):
             # Embed before the searches start: the encoder needs both cores, and
             # sharing them with LanceDB's full-text threads doubled its time.
             t0 = time.perf_counter()
-            vector = self.embedder.embed([query])[0]
+            focus = focus_question(query) if options.query_focus else None
+            vectors = list(self.embedder.embed([query] + ([focus] if focus else [])))
             timings["embed_ms"] = (time.perf_counter() - t0) * 1000
         if mode in ("hybrid", "fts_only"):
             fts_future = self.pool.submit(self._fts_leg, table, query, where, options.per_leg,
                                           options.fts_exact, timings)
-        if vector is not None:
-            vec_future = self.pool.submit(self._vector_leg, table, vector, where, options.per_leg, timings)
+        vec_futures = [self.pool.submit(self._vector_leg, table, vector, where, options.per_leg, timings)
+                       for vector in vectors]
         fts_lists: list[list[dict[str, Any]]] = []
-        vec_rows: list[dict[str, Any]] = []
-        if vec_future is not None:
-            vec_rows = vec_future.result()
+        vec_lists = [future.result() for future in vec_futures]
         if fts_future is not None:
             try:
                 fts_lists = fts_future.result()
@@ -88,7 +90,7 @@ class FirstStage:
                 log.warning("full-text leg failed, using vector results only: %s", exc)
                 warnings.append(f"full-text search failed ({type(exc).__name__}); results are vector-only")
         t0 = time.perf_counter()
-        candidates = _fuse(fts_lists, vec_rows, options)
+        candidates = _fuse(fts_lists, vec_lists, options)
         similarities = [c.vector_similarity for c in candidates if c.vector_similarity is not None]
         evidence = float(docent_native.evidence_contrast(similarities)) if similarities else 0.0
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
@@ -96,10 +98,12 @@ class FirstStage:
         return RetrievalResult(
             query=query, mode=mode, candidates=candidates, evidence_score=evidence,
             timings_ms=timings, warnings=warnings,
-            legs={"fts": [], **{name: [r["chunk_id"] for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
-                  "vector": [r["chunk_id"] for r in vec_rows]},
+            legs={"fts": [], "vector": [],
+                  **{name: [r["chunk_id"] for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
+                  **{name: [r["chunk_id"] for r in rows] for name, rows in zip(VECTOR_LEGS, vec_lists)}},
             leg_scores={**{name: [float(r.get("_score") or 0.0) for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
-                        "vector": [1.0 - float(r.get("_distance") or 0.0) for r in vec_rows]},
+                        **{name: [1.0 - float(r.get("_distance") or 0.0) for r in rows]
+                           for name, rows in zip(VECTOR_LEGS, vec_lists)}},
         )
 
     def _fts_leg(self, table: ChunkTable, query: str, where: str | None, limit: int, exact: bool,
@@ -152,14 +156,15 @@ def _window_fts(table: ChunkTable, terms: str, where: str | None, limit: int,
     return rows
 
 
-def _fuse(fts_lists: list[list[dict[str, Any]]], vec_rows: list[dict[str, Any]],
+def _fuse(fts_lists: list[list[dict[str, Any]]], vec_lists: list[list[dict[str, Any]]],
           options: RetrievalOptions) -> list[Candidate]:
-    """Fuse the full-text rankings and the vector ranking in `docent_native`.
+    """Fuse the full-text rankings and the vector rankings in `docent_native`.
 
-    The full-text weight is shared equally by its analyzers, so turning the
-    exact-word ranking on does not shift the balance between the two kinds of
-    evidence. A candidate's `fts_rank`/`fts_score` come from the first
-    analyzer that found it.
+    The full-text weight is shared equally by its analyzers and the vector
+    weight by its rankings (whole query, question sentence), so neither extra
+    ranking shifts the balance between the two kinds of evidence. A
+    candidate's `fts_rank`/`fts_score` and `vector_rank`/`vector_similarity`
+    come from the first ranking of that kind that found it.
     """
     by_id: dict[str, Candidate] = {}
     for fts_rows in fts_lists:
@@ -167,20 +172,23 @@ def _fuse(fts_lists: list[list[dict[str, Any]]], vec_rows: list[dict[str, Any]],
             cand = by_id.setdefault(row["chunk_id"], _candidate(row))
             if cand.fts_rank is None:
                 cand.fts_rank, cand.fts_score = rank, float(row.get("_score") or 0.0)
-    for rank, row in enumerate(vec_rows, start=1):
-        cand = by_id.setdefault(row["chunk_id"], _candidate(row))
-        if cand.vector_rank is None:
-            cand.vector_rank = rank
-            cand.vector_similarity = 1.0 - float(row.get("_distance") or 0.0)
-    share = options.fts_weight / max(1, len(fts_lists))
-    rankings = [[r["chunk_id"] for r in rows] for rows in fts_lists] + [[r["chunk_id"] for r in vec_rows]]
-    weights = [share] * len(fts_lists) + [options.vector_weight]
+    for vec_rows in vec_lists:
+        for rank, row in enumerate(vec_rows, start=1):
+            cand = by_id.setdefault(row["chunk_id"], _candidate(row))
+            if cand.vector_rank is None:
+                cand.vector_rank = rank
+                cand.vector_similarity = 1.0 - float(row.get("_distance") or 0.0)
+    fts_share = options.fts_weight / max(1, len(fts_lists))
+    vec_share = options.vector_weight / max(1, len(vec_lists))
+    rankings = [[r["chunk_id"] for r in rows] for rows in (*fts_lists, *vec_lists)]
+    weights = [fts_share] * len(fts_lists) + [vec_share] * len(vec_lists)
     if options.fusion == "rrf":
         fused = docent_native.rrf_fuse(rankings, options.rrf_k, weights, options.k)
     else:
         scores = [[float(r.get("_score") or 0.0) for r in rows] for rows in fts_lists] + \
-                 [[1.0 - float(r.get("_distance") or 0.0) for r in vec_rows]]
-        fused = docent_native.score_fuse(rankings, scores, weights, options.k)
+                 [[1.0 - float(r.get("_distance") or 0.0) for r in rows] for rows in vec_lists]
+        floor = "mean" if options.fusion == "meanmax" else "min"
+        fused = docent_native.score_fuse(rankings, scores, weights, options.k, floor=floor)
     out = []
     for chunk_id, score in fused:
         cand = by_id[chunk_id]

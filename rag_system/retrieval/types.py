@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MODES = ("hybrid", "vector_only", "fts_only")
-FUSIONS = ("score", "rrf")
+#: "meanmax": scores normalised from each ranking's mean (0) to its best (1);
+#: "score": from its minimum; "rrf": reciprocal rank (Documentation/evaluation.md).
+FUSIONS = ("meanmax", "score", "rrf")
 
 
 class RetrievalModeError(ValueError):
@@ -26,11 +28,12 @@ class RetrievalOptions:
     mode: str = "hybrid"
     k: int = 20
     filters: dict[str, Any] | None = None
-    fusion: str = "score"  # "score": min-max normalised scores; "rrf": reciprocal rank
+    fusion: str = "meanmax"  # see FUSIONS
     rrf_k: float = 60.0
     fts_weight: float = 1.0
     vector_weight: float = 1.0
     fts_exact: bool = True  # windowed tables: also rank by exact words (shares fts_weight)
+    query_focus: bool = True  # also rank by the question sentence of a compound query (shares vector_weight)
     leg_k: int = 0  # candidates per leg; 0 = max(2k, 50)
     rerank: bool = False
     min_score: float = 0.5

@@ -68,8 +68,8 @@ def test_unknown_mode_is_rejected(engine: RetrievalEngine) -> None:
         engine.retrieve("r", "x", engine.options(fusion="borda"))
 
 
-@pytest.mark.parametrize("fusion", ["score", "rrf"])
-def test_both_fusion_rules_rank_the_answer_first(engine: RetrievalEngine, fusion: str) -> None:
+@pytest.mark.parametrize("fusion", ["meanmax", "score", "rrf"])
+def test_every_fusion_rule_ranks_the_answer_first(engine: RetrievalEngine, fusion: str) -> None:
     result = engine.retrieve("r", "how many days of annual leave", engine.options(fusion=fusion, k=5))
     assert names(result)[0] == "policy.txt"
     assert result.candidates[0].score > result.candidates[-1].score
@@ -162,6 +162,22 @@ def test_rerank_select_stage_with_a_real_cross_encoder(tmp_path: Path, embedder)
     assert [r.candidate for r in result.reranked if r.kept] == result.final
     assert "rerank_ms" in result.timings_ms
     assert result.to_json()["rerank"][0]["reason"] in {"above_min_score", "min_keep"}
+
+
+def test_a_compound_query_is_also_ranked_by_its_question_sentence(engine: RetrievalEngine) -> None:
+    query = "I keep a small garden behind the house. How often should hydrangeas be watered?"
+    result = engine.retrieve("r", query, engine.options(k=5))
+    assert result.legs["vector_focus"] and result.legs["vector"]
+    assert len(result.leg_scores["vector_focus"]) == len(result.legs["vector_focus"])
+    assert names(result)[0] == "garden.md"
+    whole = engine.embedder.embed([query])[0]
+    focus = engine.embedder.embed(["How often should hydrangeas be watered?"])[0]
+    assert not (whole == focus).all()
+    off = engine.retrieve("r", query, engine.options(k=5, query_focus=False))
+    assert "vector_focus" not in off.legs
+    single = engine.retrieve("r", "How often should hydrangeas be watered?", engine.options(k=5))
+    assert "vector_focus" not in single.legs
+    assert names(single)[0] == "garden.md"
 
 
 def test_windowed_index_scores_a_chunk_by_its_best_window(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]

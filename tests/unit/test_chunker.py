@@ -159,3 +159,36 @@ def test_align_blocks_starts_a_paragraph_that_fits_in_a_fresh_chunk() -> None:
     aligned = chunk_document(doc(*blocks), "d" * 64, words, ChunkerOptions(20, 0, align_blocks=True))
     assert not loose[1].text.startswith("W10 ")  # greedy packing splits the second paragraph
     assert [c.text.split()[0] for c in aligned] == ["W0", "W10", "W20"]
+
+
+def test_pack_code_keeps_a_listing_with_the_prose_around_it_and_whole() -> None:
+    blocks = [Block("Users are often surprised by results like this:", 1),
+              Block(">>> 1.2 - 1.0\n0.19999999999999996", 1, "code"),
+              Block("and think it is a bug.", 1),
+              Block("| a | b |", 1, "table")]
+    separate = chunk_document(doc(*blocks), "d" * 64, words, ChunkerOptions(100))
+    packed = chunk_document(doc(*blocks), "d" * 64, words, ChunkerOptions(100, pack_code=True))
+    assert [c.block_type for c in separate] == ["paragraph", "code", "paragraph", "table"]
+    assert [c.block_type for c in packed] == ["paragraph", "table"]  # tables still stand alone
+    assert packed[0].text == ("Users are often surprised by results like this:\n"
+                              ">>> 1.2 - 1.0\n0.19999999999999996\nand think it is a bug.")
+    assert ChunkerOptions(100, pack_code=True).version != ChunkerOptions(100).version
+    # a listing that does not fit what is left starts the next chunk, whole
+    long_code = "\n".join(f"x{i} = {i}" for i in range(8))  # 24 tokens
+    tight = chunk_document(doc(Block(sentence(0, 10), 1), Block(long_code, 1, "code")), "d" * 64, words,
+                           ChunkerOptions(30, 0, pack_code=True))
+    assert [c.text for c in tight] == [sentence(0, 10), long_code]
+
+
+def test_window_at_blocks_opens_a_window_at_every_paragraph() -> None:
+    heading = ("FAQ",)
+    blocks = [Block("FAQ", 1, "heading", heading)] + [
+        Block(" ".join(sentence(10 * p + i, 4) for i in range(2)), 1, "paragraph", heading) for p in range(5)]
+    base = ChunkerOptions(100, 0, "document", window_tokens=20)
+    packed = chunk_document(doc(*blocks), "d" * 64, words, base)[0].windows
+    every = chunk_document(doc(*blocks), "d" * 64, words,
+                           ChunkerOptions(100, 0, "document", window_tokens=20, window_at_blocks=True))[0].windows
+    starts = [w.partition("\n")[2].split()[0] for w in every]
+    assert starts == ["W0", "W10", "W20", "W30", "W40"]  # one per paragraph, in order
+    assert set(packed) <= set(every)  # the packed windows are all still there
+    assert all(len(w.split()) <= 20 for w in every)

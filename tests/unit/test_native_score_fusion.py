@@ -26,8 +26,9 @@ def test_matches_reference(legs: tuple[list[list[str]], list[list[float]]], limi
                            data: st.DataObject) -> None:
     rankings, scores = legs
     weights = data.draw(st.one_of(st.none(), st.lists(WEIGHT, min_size=len(rankings), max_size=len(rankings))))
-    native = docent_native.score_fuse(rankings, scores, weights=weights, limit=limit)
-    assert_identical(native, score_fuse_reference(rankings, scores, weights=weights, limit=limit))
+    floor = data.draw(st.sampled_from(["min", "mean"]))
+    native = docent_native.score_fuse(rankings, scores, weights=weights, limit=limit, floor=floor)
+    assert_identical(native, score_fuse_reference(rankings, scores, weights=weights, limit=limit, floor=floor))
 
 
 def test_confidence_breaks_what_rrf_ties() -> None:
@@ -39,7 +40,16 @@ def test_confidence_breaks_what_rrf_ties() -> None:
     assert [key for key, _ in fused] == ["a", "b", "c"]
 
 
+def test_mean_floor_lets_a_standout_beat_a_flat_legs_best() -> None:
+    rankings = [["a", "b", "c", "d"], ["b", "c", "d", "a"]]
+    scores = [[10.0, 2.0, 1.0, 1.0], [0.52, 0.51, 0.50, 0.49]]
+    assert docent_native.score_fuse(rankings, scores)[0][0] == "b"  # min-max stretches the flat leg
+    mean = dict(docent_native.score_fuse(rankings, scores, floor="mean"))
+    assert mean == {"a": 1.0, "b": 1.0, "c": pytest.approx(1 / 3), "d": 0.0}  # below a mean adds nothing
+
+
 @pytest.mark.parametrize("rankings, scores, kwargs, message", [
+    ([["a"]], [[1.0]], {"floor": "median"}, "floor must be 'min' or 'mean'"),
     ([["a"]], [], {}, "scores has 0 lists but there are 1 rankings"),
     ([["a", "b"]], [[1.0]], {}, r"scores\[0\] has 1 entries but rankings\[0\] has 2"),
     ([["a"]], [[float("nan")]], {}, r"scores\[0\] must be finite"),

@@ -7,7 +7,7 @@ import { displayName } from "./markdown.js";
 import { el } from "./util.js";
 
 const TASKS = [["qa", "Question"], ["summary", "Summary"], ["compare", "Compare"], ["auto", "Auto"]];
-const LEG_NAMES = { fts: "Full text", fts_exact: "Exact words", vector: "Vector" };
+const LEG_NAMES = { fts: "Full text", fts_exact: "Exact words", vector: "Vector", vector_focus: "Vector (question sentence)" };
 let task = "qa";
 
 export function taskPicker() {
