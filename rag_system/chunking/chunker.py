@@ -84,7 +84,6 @@ class Chunk:
 class Section:
     """One section's content, ready to pack: its units and the context line its chunks open with."""
 
-    name: str
     path: tuple[str, ...]
     prefix: str
     prefix_tokens: int
@@ -133,7 +132,7 @@ def _section(name: str, heading_path: tuple[str, ...], blocks: list[Block], coun
         if not blocks:
             return None
     units = _units(blocks, count_tokens, options.max_tokens - prefix_tokens)
-    return Section(name, heading_path, prefix, prefix_tokens, units)
+    return Section(heading_path, prefix, prefix_tokens, units)
 
 
 def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int,
