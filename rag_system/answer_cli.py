@@ -64,14 +64,27 @@ class _Interrupted(Exception):
     pass
 
 
+class _SignalCancel(threading.Event):
+    """The cancel flag workers poll, plus the name of the signal that set it."""
+
+    signal_name = ""
+
+
 @contextmanager
-def _terminate_as_interrupt() -> Iterator[threading.Event]:
-    """Turn SIGTERM/SIGINT into an exception in the main thread, and a cancel flag for workers."""
-    cancel = threading.Event()
+def _terminate_as_interrupt() -> Iterator[_SignalCancel]:
+    """Turn SIGTERM/SIGINT into an exception in the main thread, and a cancel flag for workers.
+
+    The exception alone is not enough: a signal that lands while Python runs a
+    weakref callback or `__del__` has its exception printed and dropped, and
+    the build then stops on the flag instead (`BuildCancelled`), so callers
+    also check `cancel.is_set()`.
+    """
+    cancel = _SignalCancel()
 
     def handler(signum: int, frame: Any) -> None:
+        cancel.signal_name = signal.Signals(signum).name
         cancel.set()
-        raise _Interrupted(signal.Signals(signum).name)
+        raise _Interrupted(cancel.signal_name)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -98,10 +111,13 @@ def checked_query_options(args: argparse.Namespace) -> dict[str, Any] | None:
 def run_chat(args: argparse.Namespace, settings: Settings) -> int:
     with _terminate_as_interrupt() as cancel:
         try:
-            return _answer(args, settings, list(args.index), cancel)
-        except _Interrupted as exc:
-            sys.stderr.write(f"interrupted ({exc})\n")
+            code = _answer(args, settings, list(args.index), cancel)
+        except _Interrupted:
+            code = EXIT_INTERRUPTED
+        if cancel.is_set():
+            sys.stderr.write(f"interrupted ({cancel.signal_name})\n")
             return EXIT_INTERRUPTED
+        return code
 
 
 def run_task(args: argparse.Namespace, settings: Settings) -> int:
@@ -118,7 +134,7 @@ def run_task(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_ask(args: argparse.Namespace, settings: Settings) -> int:
-    from rag_system.indexing.builder import build_index
+    from rag_system.indexing.builder import BuildCancelled, build_index
     from rag_system.progress import ProgressReporter
 
     folder: Path = args.folder
@@ -133,13 +149,16 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
                 reporter = ProgressReporter(sys.stderr)
                 summary = build_index([folder], "ask", local, on_event=reporter.handle, cancel=cancel)
                 reporter.close()
-                if summary.chunks == 0:
+                if summary.chunks == 0 and not cancel.is_set():
                     sys.stderr.write(f"error: nothing indexable under {folder}\n")
                     return EXIT_USAGE
-                return _answer(args, local, ["ask"], cancel)
-            except _Interrupted as exc:
-                sys.stderr.write(f"interrupted ({exc}); temporary index removed\n")
+                code = EXIT_INTERRUPTED if cancel.is_set() else _answer(args, local, ["ask"], cancel)
+            except (_Interrupted, BuildCancelled):
+                code = EXIT_INTERRUPTED
+            if cancel.is_set():
+                sys.stderr.write(f"interrupted ({cancel.signal_name}); temporary index removed\n")
                 return EXIT_INTERRUPTED
+            return code
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
