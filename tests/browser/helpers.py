@@ -53,3 +53,10 @@ def phase_states(page: Any) -> list[list[str]]:
 def shot(page: Any, name: str) -> None:
     page.wait_for_timeout(150)  # let a viewport change settle
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
+
+
+def new_chat_on(page: Any, index_id: str) -> None:
+    """Start a new conversation with one index ticked (the picker fills in asynchronously)."""
+    page.click("#new-chat")
+    page.wait_for_selector(f"#index-picker input[value='{index_id}']")
+    page.check(f"#index-picker input[value='{index_id}']")

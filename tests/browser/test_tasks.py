@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import ARTIFACTS, DESKTOP, Stack
+from tests.browser.helpers import new_chat_on
 from tests.integration.test_tasks import DOCS
 
 pytestmark = pytest.mark.slow
@@ -54,9 +55,7 @@ def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
     iid = built_index(stack)
     page.goto(stack.url + "/#/chat")
     page.wait_for_selector("body[data-ready=true]")
-    page.click("#new-chat")
-    page.wait_for_selector(f"#index-picker input[value='{iid}']")
-    page.check(f"#index-picker input[value='{iid}']")
+    new_chat_on(page, iid)
 
     page.select_option("#task-picker", "compare")
     page.fill("#question", "lease 2023 and lease 2024")

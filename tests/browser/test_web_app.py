@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import DESKTOP, PHONE, Stack
-from tests.browser.helpers import BLANK, in_order, phase_states, shot, wait_until, watch_file_states
+from tests.browser.helpers import BLANK, in_order, new_chat_on, phase_states, shot, wait_until, watch_file_states
 from tests.fixtures_docs import make_pdf
 from tests.integration.gateway_helpers import Client
 
@@ -247,9 +247,7 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
     gw = Client(stack.gateway.url)
     index = next(i for i in gw.get("/indexes").json["indexes"] if i["name"] == "Field guides")
     choose_real_model(page, stack)
-    page.click("#new-chat")
-    page.wait_for_selector(f"#index-picker input[value='{index['id']}']")
-    page.check(f"#index-picker input[value='{index['id']}']")
+    new_chat_on(page, index["id"])
     page.fill("#question", "Where is the bluejay described in the guide?")
     page.click("#send")
     page.wait_for_selector("#stop", state="visible")

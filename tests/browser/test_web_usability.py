@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import DESKTOP, PHONE, Stack
-from tests.browser.helpers import shot, wait_until
+from tests.browser.helpers import new_chat_on, shot, wait_until
 from tests.fixtures_docs import make_pdf
 from tests.integration.gateway_helpers import Client
 
@@ -136,9 +136,7 @@ def test_no_layout_shift_while_streaming(page: Any, stack: Stack, index_id: str)
     page.goto(stack.url + "/#/settings")
     page.wait_for_selector("select[name=backend] option[value=llamacpp]", state="attached")
     page.select_option("select[name=backend]", "llamacpp")  # the packaged GGUF (conftest's MODEL_ENV)
-    page.click("#new-chat")
-    page.wait_for_selector(f"#index-picker input[value='{index_id}']")
-    page.check(f"#index-picker input[value='{index_id}']")
+    new_chat_on(page, index_id)
     page.fill("#question", "Where is the bluejay described in the guide?")
     page.click("#send")
     boxes = "() => ['#composer', '.msg.user .bubble', '.msg.assistant .phases'].map((s) => { " \
@@ -245,9 +243,7 @@ def test_refusal_badge_live_and_after_reload(page: Any, stack: Stack, index_id: 
     """A question the documents cannot answer: the answer says so, marked 'refusal', also in the history."""
     page.goto(stack.url + "/")
     page.wait_for_selector("body[data-ready=true]")
-    page.click("#new-chat")
-    page.wait_for_selector(f"#index-picker input[value='{index_id}']")
-    page.check(f"#index-picker input[value='{index_id}']")
+    new_chat_on(page, index_id)
     page.fill("#question", "Which submarine cable connects Iceland with Greenland?")
     page.keyboard.press("Enter")
     page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)
