@@ -69,7 +69,10 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
                       settings.embedding_max_tokens, settings.ocr_engine, settings.chunk_window_tokens,
                       settings.fts_stem, settings.fts_remove_stop_words, settings.fts_ascii_folding]
                      + (["pack_code"] if settings.chunk_pack_code else [])
-                     + (["window_at_blocks"] if settings.chunk_window_at_blocks else []), sort_keys=True)
+                     + (["window_at_blocks"] if settings.chunk_window_at_blocks else [])
+                     + (["topic_breaks"] if settings.chunk_topic_breaks else [])
+                     + ([f"window_at_topics={settings.chunk_window_at_topics:g}v"]
+                        if settings.chunk_window_at_topics else []), sort_keys=True)
     slug = "".join(ch if ch.isalnum() else "_" for ch in corpus.name)
     return f"eval_{slug}_{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
@@ -99,7 +102,8 @@ def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Name
                "chunk_tokens": settings.chunk_tokens, "chunk_context": settings.chunk_context,
                "chunk_window_tokens": settings.chunk_window_tokens, "fts_exact": settings.fts_exact,
                "query_focus": settings.query_focus, "chunk_pack_code": settings.chunk_pack_code,
-               "chunk_window_at_blocks": settings.chunk_window_at_blocks, "fts_stem": settings.fts_stem,
+               "chunk_window_at_blocks": settings.chunk_window_at_blocks,
+               "chunk_topic_breaks": settings.chunk_topic_breaks, "fts_stem": settings.fts_stem,
                "fts_remove_stop_words": settings.fts_remove_stop_words,
                "embedding_model": embedder.identity.model_id}
         run = summarise(corpus, arm, results)

@@ -51,6 +51,10 @@ class Settings:
     chunk_pack_code: bool = field(default=True, metadata=_env("CHUNK_PACK_CODE"))
     # Every paragraph also opens a vector window of its own.
     chunk_window_at_blocks: bool = field(default=False, metadata=_env("CHUNK_WINDOW_AT_BLOCKS"))
+    # End chunks and windows where the vocabulary shifts (rag_system/chunking/cohesion.py).
+    chunk_topic_breaks: bool = field(default=True, metadata=_env("CHUNK_TOPIC_BREAKS"))
+    # ... and also open a vector window at paragraphs whose cohesion is below this (0 = off).
+    chunk_window_at_topics: float = field(default=0.1, metadata=_env("CHUNK_WINDOW_AT_TOPICS"))
     # Ingestion.
     ocr_engine: str = field(default="auto", metadata=_env("OCR_ENGINE"))
     ocr_min_chars: int = field(default=40, metadata=_env("OCR_MIN_CHARS"))
@@ -223,6 +227,8 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"FUSION must be meanmax, score or rrf, got {settings.fusion!r}")
     if settings.fts_weight < 0 or settings.vector_weight < 0:
         raise ConfigError("FTS_WEIGHT and VECTOR_WEIGHT must be >= 0")
+    if not 0.0 <= settings.chunk_window_at_topics <= 1.0:
+        raise ConfigError(f"CHUNK_WINDOW_AT_TOPICS must be in [0, 1], got {settings.chunk_window_at_topics}")
     if settings.rrf_k <= 0:
         raise ConfigError(f"setting rrf_k must be > 0, got {settings.rrf_k}")
     if not 0.0 < settings.cache_threshold <= 1.0:

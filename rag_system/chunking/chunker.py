@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from rag_system.chunking.cohesion import best_break, gap_cohesion
 from rag_system.chunking.sentences import split_sentences
 from rag_system.ingestion.types import Block, ConvertedDocument
 
@@ -22,6 +23,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 
 CHUNKER_NAME = "sections-v1"
 _ATOMIC = frozenset({"table", "code"})
+#: With `topic_breaks`, a chunk ends no earlier than this share of its budget.
+TOPIC_MIN_FILL = 0.5
 
 
 CONTEXT_MODES = ("none", "headings", "document")
@@ -48,6 +51,12 @@ class ChunkerOptions:
     pack_code: bool = False
     # Also open a window at every paragraph (see `_windows`).
     window_at_blocks: bool = False
+    # End a full chunk (and window) at the paragraph start in its back half
+    # where the vocabulary changes most (`rag_system.chunking.cohesion`).
+    topic_breaks: bool = False
+    # Also open a window at every paragraph whose cohesion with what precedes
+    # it is below this (0 = off): `window_at_blocks` for likely topic starts only.
+    window_at_topics: float = 0.0
 
     @property
     def version(self) -> str:
@@ -61,6 +70,10 @@ class ChunkerOptions:
             base += "-pc"
         if self.window_at_blocks:
             base += "-wb"
+        if self.topic_breaks:
+            base += "-tb"
+        if self.window_at_topics:
+            base += f"-wt{self.window_at_topics:g}v"
         return base
 
 
@@ -78,6 +91,8 @@ class Chunk:
     # Texts embedded for the vector leg when windows are on (else empty: the
     # chunk text itself is embedded).
     windows: tuple[str, ...] = ()
+    # How many of `windows`, at the end, are embedded but not full-text indexed.
+    vector_only_windows: int = 0
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,8 @@ class _Unit:
     block_type: str
     tokens: int
     starts_block: bool
+    # Lexical cohesion across the gap before this unit when it opens a paragraph.
+    cohesion: float | None = None
 
 
 def chunk_id_for(document_id: str, version: str, ordinal: int) -> str:
@@ -110,14 +127,14 @@ def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: Token
     """Chunk one converted document; ordinals follow document order."""
     sections = [s for s in (_section(doc.name, path, blocks, count_tokens, options)
                             for path, blocks in _sections(doc.blocks)) if s is not None]
-    pieces: list[tuple[tuple[str, ...], str, int, list[_Unit], tuple[str, ...]]] = []
+    pieces: list[tuple[tuple[str, ...], str, int, list[_Unit], tuple[tuple[str, ...], int]]] = []
     for sec in sections:
         budget = replace(options, max_tokens=options.max_tokens - sec.prefix_tokens)
         for units in _pack(sec.units, budget):
-            windows = _windows(units, sec.prefix, sec.prefix_tokens, options) if options.window_tokens else ()
+            windows = _windows(units, sec.prefix, sec.prefix_tokens, options) if options.window_tokens else ((), 0)
             pieces.append((sec.path, sec.prefix, sec.prefix_tokens, units, windows))
     return [replace(_make_chunk(doc, document_id, options.version, ordinal, path, units, prefix, prefix_tokens),
-                    windows=windows)
+                    windows=windows[0], vector_only_windows=windows[1])
             for ordinal, (path, prefix, prefix_tokens, units, windows) in enumerate(pieces)]
 
 
@@ -132,33 +149,44 @@ def _section(name: str, heading_path: tuple[str, ...], blocks: list[Block], coun
         if not blocks:
             return None
     units = _units(blocks, count_tokens, options.max_tokens - prefix_tokens)
+    if options.topic_breaks:
+        values = gap_cohesion([u.text for u in units], [u.starts_block for u in units])
+        units = [replace(u, cohesion=v) for u, v in zip(units, values)]
     return Section(heading_path, prefix, prefix_tokens, units)
 
 
 def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int,
-             options: ChunkerOptions) -> tuple[str, ...]:
-    """The chunk's vector windows: its units packed to `window_tokens`, block-aligned.
+             options: ChunkerOptions) -> tuple[tuple[str, ...], int]:
+    """The chunk's windows (its units packed to `window_tokens`, block-aligned) and how
+    many of them, at the end, are for the vector leg only.
 
     A chunk that already fits in one window gets one window, its own text. A
     long context line may not squeeze the content below half a window. With
     `window_at_blocks`, every paragraph also opens a window of its own (an
     answer that starts mid-window is otherwise embedded with the end of
-    whatever came before it).
+    whatever came before it); with `window_at_topics`, only a paragraph whose
+    cohesion with what precedes it is that low does, and those extra windows
+    are embedded but not added to the full-text table (BM25 gains nothing
+    from overlapping copies of text it already scores).
     """
     budget = max(options.window_tokens // 2, options.window_tokens - prefix_tokens)
     if sum(u.tokens for u in units) <= budget:
-        return (_join(units, prefix),)
+        return (_join(units, prefix),), 0
     window_options = ChunkerOptions(max_tokens=budget, overlap_sentences=0, align_blocks=True,
-                                    pack_code=options.pack_code)
+                                    pack_code=options.pack_code, topic_breaks=options.topic_breaks)
     groups = _pack(units, window_options)
+    starts = {id(group[0]) for group in groups}
+    opens = [i for i, unit in enumerate(units)
+             if unit.starts_block and id(unit) not in starts and unit.block_type not in _ATOMIC]
     if options.window_at_blocks:
-        starts = {id(group[0]) for group in groups}
-        for i, unit in enumerate(units):
-            if unit.starts_block and id(unit) not in starts and unit.block_type not in _ATOMIC:
-                groups.append(_fill(units[i:], budget))
+        groups.extend(_fill(units[i:], budget) for i in opens)
         order = {id(u): i for i, u in enumerate(units)}
         groups.sort(key=lambda g: order[id(g[0])])
-    return tuple(_join(group, prefix) for group in groups)
+        return tuple(_join(group, prefix) for group in groups), 0
+    extra = [_fill(units[i:], budget) for i in opens
+             if options.window_at_topics and (units[i].cohesion or 0.0) < options.window_at_topics
+             and units[i].cohesion is not None]
+    return tuple(_join(group, prefix) for group in groups + extra), len(extra)
 
 
 def _fill(units: Sequence[_Unit], budget: int) -> list[_Unit]:
@@ -264,8 +292,17 @@ def _pack(units: Sequence[_Unit], options: ChunkerOptions) -> list[list[_Unit]]:
             flush(carry=False)
             groups.append([unit])
             continue
-        if (fresh and unit.starts_block and size + block_size > options.max_tokens
-                and block_size <= options.max_tokens):
+        whole = unit.starts_block and block_size <= options.max_tokens
+        incoming = block_size if options.align_blocks and whole else unit.tokens
+        if options.topic_breaks and fresh and size + incoming > options.max_tokens:
+            cut = best_break([u.cohesion for u in current] + [unit.cohesion], [u.tokens for u in current],
+                             earliest=len(current) - fresh + 1, min_tokens=int(options.max_tokens * TOPIC_MIN_FILL),
+                             room=options.max_tokens - incoming)
+            if cut is not None:
+                groups.append(current[:cut])
+                current = current[cut:]
+                size, fresh = sum(u.tokens for u in current), len(current)
+        if fresh and whole and size + block_size > options.max_tokens:
             flush(carry=False)  # the paragraph fits whole in a fresh chunk: start one
         if fresh and size + unit.tokens > options.max_tokens:
             flush(carry=True)

@@ -67,7 +67,9 @@ def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
     windows = settings.chunk_window_tokens if settings.chunk_window_tokens < budget else 0
     return ChunkerOptions(max_tokens=budget, overlap_sentences=settings.chunk_overlap_sentences,
                           context=settings.chunk_context, window_tokens=windows,
-                          pack_code=settings.chunk_pack_code, window_at_blocks=settings.chunk_window_at_blocks)
+                          pack_code=settings.chunk_pack_code, window_at_blocks=settings.chunk_window_at_blocks,
+                          topic_breaks=settings.chunk_topic_breaks,
+                          window_at_topics=settings.chunk_window_at_topics if settings.chunk_topic_breaks else 0.0)
 
 
 def build_index(

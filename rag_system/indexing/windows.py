@@ -76,7 +76,8 @@ class WindowTable:
         """One row per window (a chunk without windows contributes its text)."""
         rows: dict[str, list[Any]] = {name: [] for name in WINDOW_SCHEMA.names}
         for chunk in chunks:
-            for i, text in enumerate(chunk.windows or (chunk.text,)):
+            texts = chunk.windows or (chunk.text,)
+            for i, text in enumerate(texts[: len(texts) - chunk.vector_only_windows]):
                 rows["chunk_id"].append(chunk.chunk_id)
                 rows["document_id"].append(document_id)
                 rows["document_name"].append(document_name)

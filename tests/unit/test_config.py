@@ -49,6 +49,7 @@ def test_lancedb_uri_and_index_roots_from_env() -> None:
     ({"OCR_ENGINE": "magic"}, "OCR_ENGINE"),
     ({"RETRIEVAL_MODE": "semantic"}, "RETRIEVAL_MODE"),
     ({"FTS_STEM": "maybe"}, "fts_stem"),
+    ({"CHUNK_WINDOW_AT_TOPICS": "1.5"}, "CHUNK_WINDOW_AT_TOPICS must be in"),
     ({"DOCENT_PROFILE": "turbo"}, "unknown profile"),
 ])
 def test_bad_values_are_named(env: dict[str, str], fragment: str) -> None:
