@@ -68,6 +68,8 @@ class Settings:
     fts_exact: bool = field(default=True, metadata=_env("FTS_EXACT"))
     # Also rank by the question sentence of a compound query (rag_system/retrieval/query_focus.py).
     query_focus: bool = field(default=True, metadata=_env("QUERY_FOCUS"))
+    # Build an ANN index on the vector column once an index holds this many chunks (0 = never).
+    ann_min_chunks: int = field(default=20_000, metadata=_env("ANN_MIN_CHUNKS"))
     # Retrieval defaults.
     retrieval_mode: str = field(default="hybrid", metadata=_env("RETRIEVAL_MODE"))
     retrieval_k: int = field(default=20, metadata=_env("RETRIEVAL_K"))
@@ -219,7 +221,7 @@ def _validated(settings: Settings) -> Settings:
             raise ConfigError(f"setting {name} must be > 0, got {getattr(settings, name)}")
     if settings.reranker_top_k <= 0:
         raise ConfigError(f"RERANKER_TOP_K must be > 0, got {settings.reranker_top_k}")
-    for name in ("chunk_overlap_sentences", "chunk_window_tokens", "ocr_min_chars", "torch_threads",
+    for name in ("chunk_overlap_sentences", "chunk_window_tokens", "ann_min_chunks", "ocr_min_chars", "torch_threads",
                  "reranker_min_keep", "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")

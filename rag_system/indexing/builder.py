@@ -141,6 +141,9 @@ def build_index(
                       ascii_folding=settings.fts_ascii_folding, keep_versions_s=settings.keep_versions_s)
     manifest.compact(settings.keep_versions_s)
     timings["fts"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if table.refresh_ann(settings.ann_min_chunks):
+        timings["ann"] = time.perf_counter() - t0
     summary.index_chunks = table.count()
     summary.index_documents = len(manifest.records())
     summary.timings = timings
