@@ -149,7 +149,7 @@ def _section(name: str, heading_path: tuple[str, ...], blocks: list[Block], coun
         if not blocks:
             return None
     units = _units(blocks, count_tokens, options.max_tokens - prefix_tokens)
-    if options.topic_breaks:
+    if options.topic_breaks or options.window_at_topics:
         values = gap_cohesion([u.text for u in units], [u.starts_block for u in units])
         units = [replace(u, cohesion=v) for u, v in zip(units, values)]
     return Section(heading_path, prefix, prefix_tokens, units)
@@ -183,9 +183,9 @@ def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int,
         order = {id(u): i for i, u in enumerate(units)}
         groups.sort(key=lambda g: order[id(g[0])])
         return tuple(_join(group, prefix) for group in groups), 0
+    cutoff = options.window_at_topics
     extra = [_fill(units[i:], budget) for i in opens
-             if options.window_at_topics and (units[i].cohesion or 0.0) < options.window_at_topics
-             and units[i].cohesion is not None]
+             if cutoff and units[i].cohesion is not None and units[i].cohesion < cutoff]
     return tuple(_join(group, prefix) for group in groups + extra), len(extra)
 
 

@@ -69,7 +69,7 @@ def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
                           context=settings.chunk_context, window_tokens=windows,
                           pack_code=settings.chunk_pack_code, window_at_blocks=settings.chunk_window_at_blocks,
                           topic_breaks=settings.chunk_topic_breaks,
-                          window_at_topics=settings.chunk_window_at_topics if settings.chunk_topic_breaks else 0.0)
+                          window_at_topics=settings.chunk_window_at_topics)
 
 
 def build_index(
