@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+#: The `k` of the agreement tie-breaker (``AGREEMENT_K`` in native/src/fusion.rs).
+AGREEMENT_K = 60.0
+
 
 def _validate_fusion(
     n_rankings: int, k: float, weights: Sequence[float] | None, limit: int | None
@@ -40,12 +43,15 @@ def rrf_fuse_reference(
     Rank ``r`` (1-based) of ranking ``i`` adds ``weights[i] / (k + r)``; a key
     repeated in one ranking counts only at its first position (later ranks are
     not shifted). Scores are summed in ranking order from 0.0. Sorted by score
-    descending, then best rank, then first ranking index, then key.
+    descending, then best rank, then agreement (``weight / (60 + r)`` summed
+    over the rankings holding the key, descending; equal to the score here),
+    then first ranking index, then key.
     """
     k = float(k)
     _validate_fusion(len(rankings), k, weights, limit)
     scores: dict[str, float] = {}
     best_rank: dict[str, int] = {}
+    agreement: dict[str, float] = {}
     first_ranking: dict[str, int] = {}
     for index, ranking in enumerate(rankings):
         if isinstance(ranking, str):
@@ -58,14 +64,15 @@ def rrf_fuse_reference(
             seen.add(key)
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
             best_rank[key] = min(best_rank.get(key, rank), rank)
+            agreement[key] = agreement.get(key, 0.0) + weight / (AGREEMENT_K + rank)
             first_ranking.setdefault(key, index)
-    return _ordered(scores, best_rank, first_ranking, limit)
+    return _ordered(scores, best_rank, agreement, first_ranking, limit)
 
 
-def _ordered(scores: dict[str, float], best_rank: dict[str, int], first_ranking: dict[str, int],
-             limit: int | None) -> list[tuple[str, float]]:
+def _ordered(scores: dict[str, float], best_rank: dict[str, int], agreement: dict[str, float],
+             first_ranking: dict[str, int], limit: int | None) -> list[tuple[str, float]]:
     """The shared total order of both fusion rules, then the limit."""
-    order = sorted(scores, key=lambda key: (-scores[key], best_rank[key], first_ranking[key], key))
+    order = sorted(scores, key=lambda key: (-scores[key], best_rank[key], -agreement[key], first_ranking[key], key))
     if limit is not None:
         order = order[:limit]
     return [(key, scores[key]) for key in order]
@@ -99,6 +106,7 @@ def score_fuse_reference(
             raise ValueError(f"scores[{index}] must be finite")
     fused: dict[str, float] = {}
     best_rank: dict[str, int] = {}
+    agreement: dict[str, float] = {}
     first_ranking: dict[str, int] = {}
     for index, (ranking, values) in enumerate(zip(rankings, scores)):
         if isinstance(ranking, str):
@@ -114,8 +122,9 @@ def score_fuse_reference(
             norm = max_zero((value - lo) / (hi - lo)) if hi > lo else 1.0
             fused[key] = fused.get(key, 0.0) + weight * norm
             best_rank[key] = min(best_rank.get(key, rank), rank)
+            agreement[key] = agreement.get(key, 0.0) + weight / (AGREEMENT_K + rank)
             first_ranking.setdefault(key, index)
-    return _ordered(fused, best_rank, first_ranking, limit)
+    return _ordered(fused, best_rank, agreement, first_ranking, limit)
 
 
 def _plain_sum(values: Sequence[float]) -> float:

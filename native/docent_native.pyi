@@ -48,9 +48,11 @@ def rrf_fuse(
     bit-identical to the Python reference.
 
     Ordering (total, deterministic): fused score descending; ties broken by
-    (1) best rank across all rankings, ascending; then (2) index of the first
-    ranking in which the key appears, ascending; then (3) the key string,
-    ascending (Unicode code-point order, like Python ``str`` comparison).
+    (1) best rank across all rankings, ascending; then (2) agreement, the sum
+    of ``weights[i] / (60 + r)`` over the rankings holding the key, descending
+    (for RRF this equals the score; it decides ties of ``score_fuse``); then (3) index of the first ranking in which the key appears,
+    ascending; then (4) the key string, ascending (Unicode code-point order,
+    like Python ``str`` comparison).
 
     Returns ``(key, score)`` pairs, at most ``limit`` of them (all when
     ``limit`` is None). Keys with weight-0 contributions only are still

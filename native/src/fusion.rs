@@ -8,9 +8,14 @@
 //!   with the contribution `weight / (k + rank)` computed exactly as Python
 //!   does (IEEE-754 double division and addition);
 //! * ordering is total: score descending, then best (smallest) 1-based rank
-//!   across rankings, then index of the first ranking containing the key, then
-//!   the key itself (byte order of UTF-8 == Unicode code-point order == Python
-//!   `str` order).
+//!   across rankings, then agreement (the weighted sum of `1 / (60 + rank)`
+//!   over the rankings that hold the key, descending: of two keys a score ties,
+//!   the one the rankings place higher overall; for RRF itself it equals the
+//!   score, so it never decides there), then index of the first
+//!   ranking containing the key, then the key itself (byte order of UTF-8 ==
+//!   Unicode code-point order == Python `str` order). Agreement is what keeps
+//!   an exact score tie from being decided by the key, a content hash that
+//!   changes whenever chunking does.
 //!
 //! A key repeated within one ranking counts only at its first position; later
 //! repeats are skipped without shifting the ranks of the items after them.
@@ -64,12 +69,18 @@ pub struct Fused {
     pub score: f64,
     /// Best 1-based rank of the key across all rankings (a tie-breaker).
     pub best_rank: usize,
+    /// Sum of `weight / (AGREEMENT_K + rank)` over the rankings holding the key (a tie-breaker).
+    pub agreement: f64,
 }
+
+/// The `k` of the agreement tie-breaker (RRF's customary 60).
+pub const AGREEMENT_K: f64 = 60.0;
 
 /// Per-key accumulator while scanning the rankings.
 struct Acc {
     score: f64,
     best_rank: usize,
+    agreement: f64,
     first_ranking: usize,
     first_position: usize,
     /// Last ranking that contributed, to skip repeats within one ranking
@@ -115,7 +126,7 @@ where
     validate(k, weights, rankings.len())?;
     // `rank as f64` is exact for any realistic list length (< 2^53),
     // matching Python's int -> float promotion in `k + rank`.
-    Ok(fuse_by(rankings, limit, |i, pos| {
+    Ok(fuse_by(rankings, weights, limit, |i, pos| {
         weights.map_or(1.0, |w| w[i]) / (k + (pos + 1) as f64)
     }))
 }
@@ -123,7 +134,12 @@ where
 /// Shared accumulation and ordering of every fusion rule: `contribution(i,
 /// pos)` is what the first occurrence of a key at 0-based `pos` of ranking
 /// `i` adds to that key's score (summed in ranking order from 0.0).
-pub(crate) fn fuse_by<R, S, F>(rankings: &[R], limit: Option<usize>, contribution: F) -> Vec<Fused>
+pub(crate) fn fuse_by<R, S, F>(
+    rankings: &[R],
+    weights: Option<&[f64]>,
+    limit: Option<usize>,
+    contribution: F,
+) -> Vec<Fused>
 where
     R: AsRef<[S]>,
     S: AsRef<str>,
@@ -140,6 +156,8 @@ where
                     e.insert(Acc {
                         score: 0.0 + contribution(i, pos),
                         best_rank: rank,
+                        agreement: 0.0
+                            + weights.map_or(1.0, |w| w[i]) / (AGREEMENT_K + rank as f64),
                         first_ranking: i,
                         first_position: pos,
                         last_ranking: i,
@@ -153,6 +171,7 @@ where
                     a.last_ranking = i;
                     a.score += contribution(i, pos);
                     a.best_rank = a.best_rank.min(rank);
+                    a.agreement += weights.map_or(1.0, |w| w[i]) / (AGREEMENT_K + rank as f64);
                 }
             }
         }
@@ -168,6 +187,7 @@ where
                     position: a.first_position,
                     score: a.score,
                     best_rank: a.best_rank,
+                    agreement: a.agreement,
                 },
             )
         })
@@ -177,6 +197,7 @@ where
         b.1.score
             .total_cmp(&a.1.score)
             .then(a.1.best_rank.cmp(&b.1.best_rank))
+            .then(b.1.agreement.total_cmp(&a.1.agreement))
             .then(a.1.ranking.cmp(&b.1.ranking))
             .then(a.0.cmp(b.0))
     };

@@ -9,9 +9,9 @@
 pub mod chars;
 pub mod evidence;
 pub mod fusion;
-pub mod score_fusion;
 pub mod hashing;
 pub mod markers;
+pub mod score_fusion;
 pub mod sentences;
 pub mod validate;
 pub mod word_table;

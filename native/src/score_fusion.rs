@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use crate::fusion::{fuse_by, validate, FusionError, Fused};
+use crate::fusion::{fuse_by, validate, Fused, FusionError};
 
 /// Where a ranking's normalised scale starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,11 @@ pub enum ScoreFusionError {
     /// `scores` has a different number of lists than `rankings`.
     ScoresCount { scores: usize, rankings: usize },
     /// `scores[index]` length differs from `rankings[index]`.
-    ScoresLength { index: usize, scores: usize, keys: usize },
+    ScoresLength {
+        index: usize,
+        scores: usize,
+        keys: usize,
+    },
     /// A score is NaN or infinite.
     NonFinite { index: usize },
 }
@@ -62,7 +66,11 @@ impl fmt::Display for ScoreFusionError {
                 f,
                 "scores has {scores} lists but there are {rankings} rankings"
             ),
-            ScoreFusionError::ScoresLength { index, scores, keys } => write!(
+            ScoreFusionError::ScoresLength {
+                index,
+                scores,
+                keys,
+            } => write!(
                 f,
                 "scores[{index}] has {scores} entries but rankings[{index}] has {keys}"
             ),
@@ -150,7 +158,7 @@ where
             (lo, hi)
         })
         .collect();
-    Ok(fuse_by(rankings, limit, |i, pos| {
+    Ok(fuse_by(rankings, weights, limit, |i, pos| {
         let (lo, hi) = bounds[i];
         let norm = if hi > lo {
             let x = (scores[i][pos] - lo) / (hi - lo);
@@ -184,7 +192,10 @@ mod tests {
         let rankings = vec![vec!["a", "b", "c"], vec!["b", "a", "c"]];
         let scores = vec![vec![10.0, 2.0, 1.0], vec![0.50, 0.49, 0.10]];
         let out = run(&rankings, &scores, None);
-        assert_eq!(out.iter().map(|o| o.0.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(
+            out.iter().map(|o| o.0.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
         assert!((out[0].1 - 1.975).abs() < 1e-12);
     }
 
@@ -201,14 +212,62 @@ mod tests {
         let rankings = vec![vec!["a", "b", "c", "d"], vec!["b", "c", "d", "a"]];
         let scores = vec![vec![10.0, 2.0, 1.0, 1.0], vec![0.52, 0.51, 0.50, 0.49]];
         let out = score_fuse_with(&rankings, &scores, None, None, Floor::Mean).unwrap();
-        let keys: Vec<_> = out.iter().map(|f| rankings[f.ranking][f.position]).collect();
-        assert_eq!(keys[0], "a");
-        let b = out.iter().find(|f| rankings[f.ranking][f.position] == "b").unwrap();
-        assert!((b.score - (0.0 + 1.0)).abs() < 1e-12, "b: below leg 0's mean (3.5) counts 0");
+        let score_of = |key: &str| {
+            out.iter()
+                .find(|f| rankings[f.ranking][f.position] == key)
+                .unwrap()
+                .score
+        };
+        assert_eq!(
+            score_of("a"),
+            1.0,
+            "a: its standout counts in full, leg 1 (below its mean) adds 0"
+        );
+        assert!(
+            (score_of("b") - (0.0 + 1.0)).abs() < 1e-12,
+            "b: below leg 0's mean (3.5) counts 0"
+        );
         let minmax = run(&rankings, &scores, None);
-        assert_eq!(minmax[0].0, "b", "min-max stretches the flat leg and lets b win");
+        assert_eq!(
+            minmax[0].0, "b",
+            "min-max stretches the flat leg and lets b win"
+        );
+        assert!(minmax[0].1 > 1.1, "b: 1/9 from leg 0 on top of leg 1's 1.0");
         assert_eq!(Floor::parse("mean"), Some(Floor::Mean));
         assert_eq!(Floor::parse("median"), None);
+    }
+
+    #[test]
+    fn an_exact_score_tie_goes_to_the_key_the_rankings_place_higher() {
+        // "m" holds ranks (1, 3), "c" ranks (2, 1); both fuse to 0.5 (mean floor,
+        // weights 0.5 each), and agreement 0.5/61 + 0.5/63 < 0.5/62 + 0.5/61 puts
+        // "c" first although "m" is the smaller key from the same first ranking.
+        let rankings = vec![vec!["m", "c"], vec!["c", "x", "m"]];
+        let scores = vec![vec![2.664, 1.961], vec![1.988, 1.451, 0.803]];
+        let out =
+            score_fuse_with(&rankings, &scores, Some(&[0.5, 0.5]), None, Floor::Mean).unwrap();
+        let keys: Vec<_> = out
+            .iter()
+            .map(|f| rankings[f.ranking][f.position])
+            .collect();
+        assert_eq!(keys[..2], ["c", "m"]);
+        assert_eq!(out[0].score, out[1].score);
+        // Agreement is weighted: two rankings of weight 0.5 (one leg ranked twice)
+        // count as much as one of weight 1, so neither side wins by having more
+        // rankings, and the first ranking index decides.
+        let rankings = vec![vec!["f"], vec!["f"], vec!["v"]];
+        let scores = vec![vec![1.0], vec![1.0], vec![1.0]];
+        let out = score_fuse_with(
+            &rankings,
+            &scores,
+            Some(&[0.5, 0.5, 1.0]),
+            None,
+            Floor::Mean,
+        )
+        .unwrap();
+        assert_eq!(out[0].score, out[1].score);
+        assert_eq!(out[0].agreement, out[1].agreement); // 2 x 0.5/61 == 1/61: falls to the ranking index
+        assert_eq!(rankings[out[0].ranking][out[0].position], "f");
     }
 
     #[test]
@@ -217,10 +276,16 @@ mod tests {
         let out = run(&rankings, &[vec![1.0, 1.0, 0.0]], None);
         assert_eq!(out, vec![("a".to_owned(), 1.0), ("b".to_owned(), 0.0)]);
         let bad = score_fuse(&rankings, &[vec![1.0]], None, None).unwrap_err();
-        assert_eq!(bad.to_string(), "scores[0] has 1 entries but rankings[0] has 3");
+        assert_eq!(
+            bad.to_string(),
+            "scores[0] has 1 entries but rankings[0] has 3"
+        );
         let nan = score_fuse(&rankings, &[vec![1.0, f64::NAN, 0.0]], None, None).unwrap_err();
         assert_eq!(nan.to_string(), "scores[0] must be finite");
         let count = score_fuse(&rankings, &[], None, None).unwrap_err();
-        assert_eq!(count.to_string(), "scores has 0 lists but there are 1 rankings");
+        assert_eq!(
+            count.to_string(),
+            "scores has 0 lists but there are 1 rankings"
+        );
     }
 }

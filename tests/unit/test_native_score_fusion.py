@@ -40,6 +40,18 @@ def test_confidence_breaks_what_rrf_ties() -> None:
     assert [key for key, _ in fused] == ["a", "b", "c"]
 
 
+def test_an_exact_score_tie_goes_to_the_chunk_both_rankings_place_higher() -> None:
+    # atlas7 a17 (Documentation/evaluation.md, fifth round): the two full-text rankings
+    # give the answer and its rival 0.5 each; the chunk id used to decide.
+    rankings = [["rival", "answer"], ["answer", "other", "rival"]]
+    scores = [[2.664, 1.961], [1.988, 1.451, 0.803]]
+    for names in (rankings, [[{"rival": "zz", "answer": "aa"}.get(k, k) for k in r] for r in rankings],
+                  [[{"rival": "aa", "answer": "zz"}.get(k, k) for k in r] for r in rankings]):
+        fused = docent_native.score_fuse(names, scores, [0.5, 0.5], floor="mean")
+        assert fused[0][1] == fused[1][1] == 0.5
+        assert fused[0][0] == names[1][0]  # whatever the ids, the answer (ranks 2 and 1) first
+
+
 def test_mean_floor_lets_a_standout_beat_a_flat_legs_best() -> None:
     rankings = [["a", "b", "c", "d"], ["b", "c", "d", "a"]]
     scores = [[10.0, 2.0, 1.0, 1.0], [0.52, 0.51, 0.50, 0.49]]
