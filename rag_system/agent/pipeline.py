@@ -30,6 +30,10 @@ from rag_system.generation.llm import GenerationParams, LLMBackend, Message
 from rag_system.generation.registry import BackendRegistry
 from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
 from rag_system.retrieval.engine import RetrievalEngine
+from rag_system.generation.pruning import excerpts
+from rag_system.generation.terms import initialisms, specific_words, spelled_elsewhere, term_set
+from rag_system.retrieval.context_line import candidate_body
+from rag_system.retrieval.vocabulary import unmentioned
 from rag_system.retrieval.packer import PackedContext, pack
 from rag_system.retrieval.types import RetrievalOptions
 from rag_system.tasks.documents import catalogue, resolve
@@ -40,6 +44,8 @@ from rag_system.tasks.runner import TaskResponse, TaskRunner
 log = logging.getLogger(__name__)
 
 PROMPT_OVERHEAD_TOKENS = 400  # system rules, example, question, chat template
+#: Whole blocks an extractive answer chooses its sentences from (no prompt to pay for).
+EXTRACTIVE_EVIDENCE_TOKENS = 1500
 _RETRIEVAL_KEYS = {"mode", "k", "filters", "fusion", "rerank", "min_score", "min_keep", "top_k"}
 
 
@@ -59,6 +65,7 @@ class ChatRequest:
     answer_top_k: int = 8
     max_tokens: int = 384
     evidence_tokens: int = 1500
+    prune: bool = True  # prompt shows each block's sentences that bear on the question
     task: str = "qa"  # qa | summary | compare | auto (rag_system/tasks)
     documents: tuple[str, ...] = ()  # document names or ids a task is about
 
@@ -108,7 +115,7 @@ class QueryPipeline:
         retrieval = self.engine.options(**{k: v for k, v in options.items() if k in _RETRIEVAL_KEYS})
         base: dict[str, Any] = {"context_expand": s.context_expand, "context_window_size": s.context_window_size,
                                 "answer_top_k": s.reranker_top_k, "max_tokens": s.llm_max_tokens,
-                                "evidence_tokens": s.llm_evidence_tokens}
+                                "evidence_tokens": s.llm_evidence_tokens, "prune": s.evidence_prune}
         base.update({k: v for k, v in options.items() if k not in _RETRIEVAL_KEYS and v is not None})
         if "documents" in base:
             base["documents"] = tuple(base["documents"])
@@ -160,7 +167,7 @@ class QueryPipeline:
         if request.context_expand and request.context_window_size > 0 and candidates:
             candidates = expand(self.engine, evidence, candidates, request.context_window_size,
                                 request.indexes, emit, timings)
-        packed = self._pack(request, candidates, chain[0])
+        packed = self._pack(request, query, candidates, chain[0])
         options = SynthesisOptions(
             params=GenerationParams(max_tokens=request.max_tokens, model=request.model),
             repair=self.settings.answer_repair, extractive_sentences=self.settings.extractive_sentences,
@@ -170,7 +177,8 @@ class QueryPipeline:
         ts = time.perf_counter()
         sims = [c.vector_similarity for c in evidence.result.candidates if c.vector_similarity is not None]
         answer = self.synthesizer.answer(query, packed.blocks, chain, options, emit, cancel,
-                                         similarity=max(sims) if sims else None)
+                                         similarity=max(sims) if sims else None,
+                                         absent=self._absent(query, packed, request.indexes))
         timings["synthesis_ms"] = (time.perf_counter() - ts) * 1000
         timings.update(answer.timings_ms)
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
@@ -234,6 +242,16 @@ class QueryPipeline:
         turns = self.memory.history(request.session_id)[-4:]
         return "\n".join(f"{t.role}: {t.text[:300]}" for t in turns)
 
+    def _absent(self, query: str, packed: PackedContext, indexes: tuple[str, ...]) -> list[str]:
+        """The question's names and codes that no selected index mentions (answering.md, "Refusing")."""
+        texts = [f"{b.candidate.document_name}\n{b.candidate.heading_path}\n{b.source_text}" for b in packed.blocks]
+        evidence, abbreviations = term_set(texts), initialisms("\n".join(texts))
+        missing = [w for w in specific_words(query)
+                   if not term_set([w]) <= evidence and not spelled_elsewhere(w, query, abbreviations)]
+        if not missing:
+            return []
+        return unmentioned([self.engine.table(i) for i in indexes], missing)
+
     def _generator(self, backend: LLMBackend, ledger: TokenLedger) -> TextGenerator | None:
         if not backend.generative:
             return None
@@ -245,11 +263,25 @@ class QueryPipeline:
 
         return generate
 
-    def _pack(self, request: ChatRequest, candidates: list[Any], backend: LLMBackend) -> PackedContext:
+    def _pack(self, request: ChatRequest, query: str, candidates: list[Any], backend: LLMBackend) -> PackedContext:
+        """The evidence the answerer reads (answering.md, "Evidence that fits, best first").
+
+        A model reads excerpts (the sentences that bear on the question) within
+        `evidence_tokens`, the top-ranked block always among them; quoting
+        without a model costs nothing per token, so it reads whole blocks.
+        """
         window = backend.context_window(request.model)
         room = window - request.max_tokens - PROMPT_OVERHEAD_TOKENS - backend.count_tokens(request.query)
-        budget = max(0, min(request.evidence_tokens, room))
-        return pack(candidates, lambda texts: [backend.count_tokens(t) for t in texts], budget)
+        wanted = request.evidence_tokens if backend.generative else EXTRACTIVE_EVIDENCE_TOKENS
+        budget = max(0, min(wanted, room))
+        bodies = {c.chunk_id: candidate_body(c) for c in candidates}
+        shown = dict(bodies)
+        if backend.generative and request.prune:
+            cut = excerpts([bodies[c.chunk_id] for c in candidates], query, budget, backend.count_tokens)
+            shown = {c.chunk_id: text for c, text in zip(candidates, cut)}
+            candidates = [c for c in candidates if shown[c.chunk_id]]
+        return pack(candidates, lambda texts: [backend.count_tokens(t) for t in texts], budget,
+                    shape=lambda c: (shown[c.chunk_id], bodies[c.chunk_id]), keep_first=True)
 
 
 def _fingerprint(request: ChatRequest) -> dict[str, Any]:
@@ -271,4 +303,4 @@ def _sources(packed: PackedContext) -> list[dict[str, Any]]:
     return [{"n": b.number, "chunk_id": b.candidate.chunk_id, "document_id": b.candidate.document_id,
              "document_name": b.candidate.document_name, "page_start": b.candidate.page_start,
              "page_end": b.candidate.page_end, "score": round(b.candidate.score, 4),
-             "text": b.text, "truncated": b.truncated} for b in packed.blocks]
+             "text": b.source_text, "excerpt": b.text, "truncated": b.truncated} for b in packed.blocks]

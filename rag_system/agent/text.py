@@ -46,6 +46,9 @@ _TRAILING_JUNK = re.compile(
     r"in (?:this|the) (?:document|documents|docs|paper|report|text|file|files|contract|policy))$", re.I)
 
 _SUBJECT_PATTERNS = (
+    # "How many employees does StartupXYZ have" -> "StartupXYZ's employees"
+    re.compile(rf"^how\s+(?:many|much)\s+(?P<head>\w+(?:\s+\w+)?)\s+{_AUX}\s+(?P<owner>.+?)\s+(?:have|has|own|owns|"
+               r"employ|employs|hold|holds|get|gets|pay|pays|receive|receives)\b.*$", re.I),
     re.compile(r"^(?:(?:can|could|would) you\s+|please\s+)*(?:tell me (?:more )?about|explain|describe|define|"
                r"summari[sz]e|what about|how about|give me an overview of|an overview of|details on|"
                r"more (?:details )?on|info(?:rmation)? (?:on|about))\s+(?P<np>.+)$", re.I),
@@ -105,6 +108,11 @@ def question_subject(question: str) -> str | None:
     body = re.sub(r"^(?:and|also|so|ok|okay|now|then)[,\s]+", "", body, flags=re.I)
     for pattern in _SUBJECT_PATTERNS:
         match = pattern.match(body)
+        if match and "owner" in pattern.groupindex:
+            owner = _clean_np(match.group("owner"))
+            if owner:
+                return f"{owner}'s {match.group('head')}"
+            continue
         if match:
             np = _clean_np(match.group("np"))
             if np:

@@ -59,7 +59,7 @@ class Validation:
 
 
 def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
-    report = docent_native.validate_citations(answer, [b.text for b in blocks])
+    report = docent_native.validate_citations(answer, [b.source_text for b in blocks])
     return Validation(report["valid"], report["sentences"], report["unknown"], report["uncited"],
                       report["bad_quotes"])
 
@@ -68,7 +68,7 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True) -> Vali
     """Native validation, plus (when `verify`) lexical support of each cited sentence by its blocks."""
     report = validate(answer, blocks)
     if verify:
-        by_number = {b.number: b.text for b in blocks}
+        by_number = {b.number: b.source_text for b in blocks}
         for index, s in enumerate(report.sentences):
             cited = [by_number[n] for n in s["citations"] if n in by_number]
             if cited and support(answer[s["start"]:s["end"]], "\n".join(cited)) < MIN_SUPPORT:
@@ -85,7 +85,7 @@ def attribute(answer: str, blocks: list[EvidenceBlock], validation: Validation) 
     for index in validation.uncited:
         s = validation.sentences[index]
         sentence = answer[s["start"]:s["end"]]
-        scores = [support(sentence, b.text) for b in blocks]
+        scores = [support(sentence, b.source_text) for b in blocks]
         best = max(range(len(blocks)), key=lambda i: (scores[i], -i))
         if scores[best] >= ATTRIBUTION_MIN_SUPPORT:
             inserts.append((s["end"], f" [{blocks[best].number}]"))
@@ -116,8 +116,9 @@ def citation_records(answer: str, blocks: list[EvidenceBlock], validation: Valid
         if block is None:
             continue
         claims = " ".join(answer[s["start"]:s["end"]] for s in validation.sentences if n in s["citations"])
-        picked = docent_native.select_evidence_sentences(claims, [block.text], 1, 0.0)
-        quote = block.text[picked[0][1]:picked[0][2]] if picked else block.text[:240]
+        source = block.source_text
+        picked = docent_native.select_evidence_sentences(claims, [source], 1, 0.0)
+        quote = source[picked[0][1]:picked[0][2]] if picked else source[:240]
         c = block.candidate
         records.append({"n": n, "chunk_id": c.chunk_id, "document_id": c.document_id,
                         "document_name": c.document_name, "page_start": c.page_start,

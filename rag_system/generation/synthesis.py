@@ -95,11 +95,17 @@ class Synthesizer:
 
     def answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
                options: SynthesisOptions = SynthesisOptions(), emit: Emit = _noop,
-               cancel: threading.Event | None = None, similarity: float | None = None) -> Answer:
-        """`similarity`: the best query-chunk cosine of the first stage, when a vector leg ran."""
-        cov, missing = coverage(question, [b.text for b in blocks])
-        if not blocks or not _covered(cov, similarity, options):
+               cancel: threading.Event | None = None, similarity: float | None = None,
+               absent: list[str] | None = None) -> Answer:
+        """`similarity`: the best query-chunk cosine of the first stage, when a vector leg ran.
+
+        `absent`: names and codes of the question that the searched indexes never
+        mention (not just these blocks): the documents are about something else.
+        """
+        cov, missing = coverage(question, [b.source_text for b in blocks])
+        if not blocks or absent or not _covered(cov, similarity, options):
             why = ("no evidence was retrieved" if not blocks else
+                   f"the documents never mention: {', '.join(absent[:6])}" if absent else
                    f"the documents do not mention: {', '.join(missing[:6])}")
             answer = self._refusal_answer(why, emit)
             answer.coverage = cov
@@ -200,7 +206,7 @@ class Synthesizer:
         it, the verbatim evidence is the more useful (and still checked) answer.
         """
         text = extractive_answer(question, blocks, options.extractive_sentences)
-        covered = coverage(question, [b.text for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
+        covered = coverage(question, [b.source_text for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
         if text is not None and (covered or _strongly_matched(question, blocks)):
             emit("answer_replaced", {"answer": text, "answer_source": "extractive",
                                      "reason": "the model declined but the evidence matches the question"})
@@ -263,14 +269,14 @@ def _covered(cov: float, similarity: float | None, options: SynthesisOptions) ->
 def _strongly_matched(question: str, blocks: list[EvidenceBlock]) -> bool:
     import docent_native
 
-    picked = docent_native.select_evidence_sentences(question, [b.text for b in blocks], 1, 0.6)
+    picked = docent_native.select_evidence_sentences(question, [b.source_text for b in blocks], 1, 0.6)
     return bool(picked)
 
 
 def _groundedness(answer: str, blocks: list[EvidenceBlock]) -> float:
     """Mean share of each cited sentence's content words found in the blocks it cites."""
     report = validate(answer, blocks)
-    by_number = {b.number: b.text for b in blocks}
+    by_number = {b.number: b.source_text for b in blocks}
     scores = []
     for s in report.sentences:
         cited = [by_number[n] for n in s["citations"] if n in by_number]

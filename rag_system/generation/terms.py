@@ -49,7 +49,33 @@ def key_terms(text: str) -> list[str]:
 
 
 def term_set(texts: Iterable[str]) -> set[str]:
-    return {stem(w) for t in texts for w in _WORD.findall(t.lower())}
+    """Stems of every word, and of each part of a snake_case word ("northwind_leave_policy.pdf" names Northwind)."""
+    out: set[str] = set()
+    for t in texts:
+        for w in _WORD.findall(t.lower()):
+            out.add(stem(w))
+            if "_" in w:
+                out.update(stem(part) for part in w.split("_") if part)
+    return out
+
+
+def specific_words(text: str) -> list[str]:
+    """The words of a question that name the thing asked about, as written, in order.
+
+    The same rule as `weighted_terms`' double weight: capitalised after the
+    first word ("PostgreSQL", "Mitchell"), or holding a digit or underscore
+    ("9000", "ack_delay_exponent"). When the documents never mention one of
+    them, they are about something else, however close the topic.
+    """
+    seen: dict[str, str] = {}
+    for position, match in enumerate(_WORD.finditer(text)):
+        word = match.group(0)
+        lower = word.lower()
+        if (len(lower) < 3 and not lower.isdigit()) or lower in STOP_WORDS:
+            continue
+        if (position > 0 and word[:1].isupper()) or any(c.isdigit() or c == "_" for c in word):
+            seen.setdefault(stem(lower), word)
+    return list(seen.values())
 
 
 def weighted_terms(text: str) -> dict[str, float]:
@@ -97,3 +123,26 @@ _MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 
 def _strip_markers(text: str) -> str:
     return _MARKER.sub(" ", text)
+
+
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|and\s+|the\s+)?[A-Z][\w'-]*)+")
+
+
+def initialisms(text: str) -> set[str]:
+    """Upper-case initials of each run of capitalised words ("Federal Trade Commission" -> "FTC"), and
+    dotted or plain abbreviations as written ("U.S." -> "US"), so a question and its documents may
+    spell one name two ways."""
+    out: set[str] = set()
+    for m in _CAPITALISED_RUN.finditer(text):
+        words = [w for w in m.group(0).split() if w[:1].isupper() and w.lower() not in STOP_WORDS]
+        out.update("".join(w[0] for w in words[i:]) for i in range(len(words) - 1))
+    out.update(m.group(0).replace(".", "") for m in re.finditer(r"\b(?:[A-Z]\.){2,}|\b[A-Z]{2,6}\b", text))
+    return {i for i in out if len(i) >= 2}
+
+
+def spelled_elsewhere(word: str, question: str, evidence: set[str]) -> bool:
+    """`word` is an abbreviation the evidence spells out, or part of a name the evidence abbreviates."""
+    if word.isupper() and word in evidence:
+        return True
+    return any(word in run.split() and "".join(w[0] for w in run.split() if w[:1].isupper()) in evidence
+               for run in (m.group(0) for m in _CAPITALISED_RUN.finditer(question)))
