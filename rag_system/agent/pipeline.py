@@ -174,6 +174,7 @@ class QueryPipeline:
             min_coverage=self.settings.refusal_min_coverage, min_similarity=self.settings.refusal_min_similarity,
             verify=request.verify,
             history=self._history(request))
+        emit("sources", {"source_documents": _sources(packed)})  # shown while the model reads
         ts = time.perf_counter()
         sims = [c.vector_similarity for c in evidence.result.candidates if c.vector_similarity is not None]
         answer = self.synthesizer.answer(query, packed.blocks, chain, options, emit, cancel,

@@ -20,6 +20,7 @@ from rag_system.api.jobs import JobQueue
 from rag_system.api.metrics import GaugeRows, Metrics
 from rag_system.api.paths import AllowedRoots
 from rag_system.config import Settings
+from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
 from rag_system.indexing.embedder import Embedder, shared_embedder
 from rag_system.indexing.store import ChunkTable, list_indexes, open_store
@@ -82,7 +83,9 @@ class Service:
                 return
             self.llm_loading = {"state": "loading", "backend": backend.name}
             load()
-            self.llm_loading = {"state": "loaded", "backend": backend.name}
+            backend.warm(warm_up_messages())
+            self.llm_loading = {"state": "loaded", "backend": backend.name,
+                                "prompt_tokens_per_s": round(backend.prompt_rate() or 0.0, 1)}
         except Exception as exc:  # the answer path reports the same failure per request
             log.warning("LLM preload failed: %s", exc)
             self.llm_loading = {"state": "failed", "error": str(exc)}

@@ -69,6 +69,9 @@ class Turn:
                 self.steps.append({"type": "first_token", "data": {"at_ms": at_ms}})
             self.tokens.append(str(data.get("text", "")))
             return
+        if event == "sources":  # the record holds them once (source_documents); the step says when
+            self.steps.append({"type": event, "data": {"count": len(data.get("source_documents", []))}})
+            return
         if event != "complete":
             self.steps.append({"type": event, "data": data})
             return

@@ -35,6 +35,18 @@ def grounded_messages(question: str, evidence: str, history: str = "") -> list[M
     return [Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))]
 
 
+#: A representative prompt for warming a model at start-up (it matches the real prompts' system part).
+_WARM_EVIDENCE = ("[1] example.pdf, p. 1\nThe notice period is thirty (30) days from the date of the written "
+                  "notice. Either party may terminate this agreement for convenience. The supplier must "
+                  "return all confidential material within ten business days after termination.\n\n"
+                  "[2] example.pdf, p. 2\nInvoices are payable within 45 days. Late payments accrue "
+                  "interest at 1.5% per month. Disputed amounts must be raised in writing before the due date.")
+
+
+def warm_up_messages() -> list[Message]:
+    return grounded_messages("What is the notice period?", _WARM_EVIDENCE)
+
+
 def repair_messages(question: str, evidence: str, answer: str, problems: list[str]) -> list[Message]:
     """Show the model its own answer and the validator's findings, ask for a fixed version."""
     listed = "\n".join(f"- {p}" for p in problems)

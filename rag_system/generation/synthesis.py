@@ -137,6 +137,10 @@ class Synthesizer:
         t0 = time.perf_counter()
         result = StreamResult()
         messages = grounded_messages(question, evidence, options.history)
+        prompt = backend.prompt_tokens(messages, options.params.model)
+        rate = backend.prompt_rate()
+        emit("generation_started", {"backend": backend.name, "passages": len(blocks), "prompt_tokens": prompt,
+                                    "estimated_s": round(prompt / rate, 1) if rate else None})
         first_token: float | None = None
         with closing(backend.stream(messages, options.params, result)) as pieces:
             for piece in pieces:

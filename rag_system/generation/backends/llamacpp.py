@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ class LlamaCppBackend(LLMBackend):
         self._llm: Any = None
         self._path: Path | None = None
         self._error: str | None = None
+        self._rate: float | None = None  # prompt tokens/s, measured once by `warm`
         self._load_lock = threading.Lock()
         self._run_lock = threading.Lock()
 
@@ -85,6 +87,21 @@ class LlamaCppBackend(LLMBackend):
     def load(self) -> None:
         """Load now (service start-up), so the first answer does not pay for it."""
         self._model()
+
+    def warm(self, messages: list[Message]) -> None:
+        """Read `messages` once: llama.cpp keeps the evaluated tokens, and a later prompt that starts
+        with the same system prompt reuses them (its prefix is not read again); the time it took is
+        the prompt rate that the "reading N passages (~S s)" estimate divides by."""
+        prompt = self.prompt_tokens(messages)
+        t0 = time.perf_counter()
+        self.complete(messages, GenerationParams(max_tokens=1))
+        elapsed = time.perf_counter() - t0
+        if elapsed > 0:
+            self._rate = prompt / elapsed
+        log.info("llamacpp warm: %d prompt tokens in %.1f s (%.0f tokens/s)", prompt, elapsed, self._rate or 0)
+
+    def prompt_rate(self) -> float | None:
+        return self._rate
 
     # -- tokens ------------------------------------------------------------
     def context_window(self, model: str | None = None) -> int:

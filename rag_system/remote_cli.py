@@ -1,0 +1,119 @@
+"""`chat` through a RAG API that is already running, instead of loading models per question.
+
+Why: an in-process `chat` loads the embedder and the GGUF model (10-20 s on
+2 cores) and throws them away after one answer; the RAG API started by
+`make run` already holds both, warm, with the system prompt cached. So when
+one answers on its configured port, `chat` sends the question there and says
+so on stderr; `--local` keeps the old behaviour. Only the standard library
+is imported here, so this path starts in well under a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rag_system.config import Settings
+
+#: How long the probe of a running RAG API may take before `chat` answers in-process.
+PROBE_TIMEOUT_S = 0.5
+
+
+class RemoteError(RuntimeError):
+    """The RAG API answered with an error; `status` is its HTTP status (4xx: the request's fault)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def api_url(settings: Settings) -> str:
+    host = settings.api_host if settings.api_host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    return f"http://{host}:{settings.api_port}"
+
+
+def _headers(settings: Settings) -> dict[str, str]:
+    headers = {"Content-Type": "application/json"}
+    if settings.api_token:
+        headers["Authorization"] = f"Bearer {settings.api_token}"
+    return headers
+
+
+def running_api(settings: Settings) -> str | None:
+    """The RAG API's base URL when one answers `/health` on the configured port, else None."""
+    url = api_url(settings)
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"{url}/health", headers=_headers(settings)),
+                                    timeout=PROBE_TIMEOUT_S) as resp:
+            body = json.loads(resp.read() or b"{}")
+    except (OSError, ValueError):
+        return None
+    return url if isinstance(body, dict) and "components" in body else None
+
+
+def chat_body(args: argparse.Namespace, indexes: list[str]) -> dict[str, Any]:
+    """The `/chat` body for the CLI's options (Documentation/api.md)."""
+    body: dict[str, Any] = {"query": args.query, "indexes": indexes}
+    optional = {"retrieval_mode": args.mode, "retrieval_k": args.k, "backend": args.backend,
+                "model": args.model, "task": getattr(args, "task", None),
+                "documents": getattr(args, "documents", None)}
+    body.update({k: v for k, v in optional.items() if v is not None})
+    if args.filters:
+        body["filters"] = json.loads(args.filters)
+    if args.no_expand:
+        body["context_expand"] = False
+    return body
+
+
+def remote_chat(url: str, settings: Settings, body: dict[str, Any],
+                on_event: Callable[[str, dict[str, Any]], None] | None = None,
+                timeout_s: float = 600.0) -> dict[str, Any]:
+    """POST the question; with `on_event`, stream it and pass every event on. Returns the `complete` payload."""
+    path = "/chat/stream" if on_event else "/chat"
+    request = urllib.request.Request(f"{url}{path}", data=json.dumps(body).encode(), headers=_headers(settings),
+                                     method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as resp:
+            if on_event is None:
+                return json.loads(resp.read())
+            for event, data in _sse(resp):
+                if event == "error":
+                    raise RemoteError(int(data.get("status", 500)), _message(data))
+                on_event(event, data)
+                if event == "complete":
+                    return data
+    except urllib.error.HTTPError as exc:
+        try:
+            payload = json.loads(exc.read() or b"{}")
+        except ValueError:
+            payload = {}
+        raise RemoteError(exc.code, _message(payload) or str(exc)) from exc
+    raise RemoteError(502, "the RAG API ended the stream without an answer")
+
+
+def _message(payload: dict[str, Any]) -> str:
+    error = payload.get("error", payload)
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("code") or "")
+    return str(error)
+
+
+def _sse(resp: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """`data: {"type", "data"}` frames (DESIGN §9), one per blank-line-terminated record."""
+    lines: list[str] = []
+    for raw in resp:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if line:
+            lines.append(line)
+            continue
+        data = "\n".join(x[5:].lstrip() for x in lines if x.startswith("data:"))
+        lines = []
+        if not data:
+            continue
+        frame = json.loads(data)
+        if isinstance(frame, dict) and "type" in frame:
+            yield frame["type"], frame.get("data") or {}
