@@ -103,6 +103,7 @@ class Settings:
     llm_evidence_tokens: int = field(default=1500, metadata=_env("LLM_EVIDENCE_TOKENS"))
     evidence_prune: bool = field(default=True, metadata=_env("EVIDENCE_PRUNE"))
     llm_threads: int = field(default=0, metadata=_env("LLM_THREADS"))
+    llm_gpu_layers: int = field(default=-1, metadata=_env("LLM_GPU_LAYERS"))
     llm_timeout_s: float = field(default=180.0, metadata=_env("LLM_TIMEOUT"))
     models_dir: str = field(default="", metadata=_env("DOCENT_MODELS_DIR"))
     ollama_host: str = field(default="http://localhost:11434", metadata=_env("OLLAMA_HOST"))
@@ -226,6 +227,8 @@ def _validated(settings: Settings) -> Settings:
                  "reranker_min_keep", "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
+    if settings.llm_gpu_layers < -1:
+        raise ConfigError(f"LLM_GPU_LAYERS must be -1 (all) or >= 0, got {settings.llm_gpu_layers}")
     if settings.fusion not in ("meanmax", "score", "rrf"):
         raise ConfigError(f"FUSION must be meanmax, score or rrf, got {settings.fusion!r}")
     if settings.fts_weight < 0 or settings.vector_weight < 0:

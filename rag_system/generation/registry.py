@@ -74,7 +74,7 @@ class BackendRegistry:
     def _build(self, name: str) -> LLMBackend:
         s = self.settings
         if name == "llamacpp":
-            return LlamaCppBackend(s.llm_gguf, context_tokens=s.llm_context_tokens, threads=s.llm_threads,
+            return LlamaCppBackend(s.llm_gguf, context_tokens=s.llm_context_tokens, threads=s.llm_threads, gpu_layers=s.llm_gpu_layers,
                                    models_dir=Path(s.models_dir).expanduser() if s.models_dir else None)
         if name == "ollama":
             return OllamaBackend(s.ollama_host, s.ollama_model, timeout=s.llm_timeout_s,

@@ -34,10 +34,11 @@ class LlamaCppBackend(LLMBackend):
     name = "llamacpp"
 
     def __init__(self, gguf_setting: str = "", *, context_tokens: int = 8192, threads: int = 0,
-                 models_dir: Path | None = None) -> None:
+                 gpu_layers: int = -1, models_dir: Path | None = None) -> None:
         self.gguf_setting = gguf_setting
         self.context_tokens = context_tokens
         self.threads = threads or max(1, os.cpu_count() or 1)
+        self.gpu_layers = gpu_layers
         self.models_dir = models_dir
         self._llm: Any = None
         self._path: Path | None = None
@@ -59,15 +60,19 @@ class LlamaCppBackend(LLMBackend):
             if self._error is not None:
                 raise BackendUnavailableError(self._error)
             try:
-                from llama_cpp import Llama
+                from llama_cpp import Llama, llama_supports_gpu_offload
 
                 path = self.model_path()
+                # A CUDA (or Metal, Vulkan) build offloads layers; the CPU build this project compiles
+                # by default has no device, and asking it to offload would only log a warning.
+                layers = self.gpu_layers if llama_supports_gpu_offload() else 0
                 self._llm = Llama(model_path=str(path), n_ctx=self.context_tokens, n_threads=self.threads,
-                                  n_batch=512, verbose=False)
+                                  n_batch=512, n_gpu_layers=layers, verbose=False)
             except (ImportError, ModelNotFoundError, ModelIntegrityError, ValueError, RuntimeError) as exc:
                 self._error = f"cannot load GGUF ({self.gguf_setting or 'packaged default'}): {exc}"
                 raise BackendUnavailableError(self._error) from exc
-            log.info("llamacpp loaded %s (n_ctx=%d, threads=%d)", path.name, self.context_tokens, self.threads)
+            log.info("llamacpp loaded %s (n_ctx=%d, threads=%d, gpu layers=%d)", path.name, self.context_tokens,
+                     self.threads, layers)
             return self._llm
 
     def status(self) -> BackendStatus:
