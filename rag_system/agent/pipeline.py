@@ -172,6 +172,7 @@ class QueryPipeline:
             params=GenerationParams(max_tokens=request.max_tokens, model=request.model),
             repair=self.settings.answer_repair, extractive_sentences=self.settings.extractive_sentences,
             min_coverage=self.settings.refusal_min_coverage, min_similarity=self.settings.refusal_min_similarity,
+            min_ask=self.settings.refusal_min_ask,
             verify=request.verify,
             history=self._history(request))
         emit("sources", {"source_documents": _sources(packed)})  # shown while the model reads
@@ -267,9 +268,10 @@ class QueryPipeline:
     def _pack(self, request: ChatRequest, query: str, candidates: list[Any], backend: LLMBackend) -> PackedContext:
         """The evidence the answerer reads (answering.md, "Evidence that fits, best first").
 
-        A model reads excerpts (the sentences that bear on the question) within
-        `evidence_tokens`, the top-ranked block always among them; quoting
-        without a model costs nothing per token, so it reads whole blocks.
+        Excerpts (the sentences that bear on the question) within the budget,
+        the top-ranked block always among them: `evidence_tokens` for a model,
+        which pays for every prompt token; more for quoting without one, which
+        only chooses sentences (from the whole blocks the excerpts come from).
         """
         window = backend.context_window(request.model)
         room = window - request.max_tokens - PROMPT_OVERHEAD_TOKENS - backend.count_tokens(request.query)
@@ -277,7 +279,7 @@ class QueryPipeline:
         budget = max(0, min(wanted, room))
         bodies = {c.chunk_id: candidate_body(c) for c in candidates}
         shown = dict(bodies)
-        if backend.generative and request.prune:
+        if request.prune:
             cut = excerpts([bodies[c.chunk_id] for c in candidates], query, budget, backend.count_tokens)
             shown = {c.chunk_id: text for c, text in zip(candidates, cut)}
             candidates = [c for c in candidates if shown[c.chunk_id]]

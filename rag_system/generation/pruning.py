@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import docent_native
 
-from rag_system.generation.terms import term_set, weighted_terms
+from rag_system.generation.terms import ASKING_WORDS, term_set, weighted_terms
 
 #: Excerpt runs of one block are joined by this line; it is not text of any block.
 GAP = "\n…\n"
@@ -33,8 +33,6 @@ GAP = "\n…\n"
 RANK_DECAY = 0.15
 #: Tokens a block's label and separators cost in the prompt, besides its excerpt.
 LABEL_TOKENS = 16
-#: Words that say how a question asks ("how much", "may"), not what about.
-_ASKING = frozenset("much many may might how long often old far".split())
 
 TokenCounter = Callable[[str], int]
 
@@ -58,7 +56,7 @@ def excerpts(bodies: list[str], question: str, budget_tokens: int, count_tokens:
     for a reason the words do not show, e.g. by meaning).
     """
     spans = [docent_native.split_sentences(b) for b in bodies]
-    weights = {t: w for t, w in weighted_terms(question).items() if t not in _ASKING}
+    weights = {t: w for t, w in weighted_terms(question).items() if t not in ASKING_WORDS}
     present = [[term_set([b[s:e]]) for s, e in block] for b, block in zip(bodies, spans)]
     n = sum(len(p) for p in present) or 1
     df = {t: sum(1 for block in present for p in block if t in p) for t in weights}

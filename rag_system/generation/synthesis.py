@@ -18,6 +18,8 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
+import docent_native
+
 from rag_system.generation.citations import Validation, attribute, check, citation_records, validate
 from rag_system.generation.extractive import extractive_answer
 from rag_system.generation.llm import (
@@ -34,7 +36,7 @@ from rag_system.generation.prompts import (
     normalise_answer,
     repair_messages,
 )
-from rag_system.generation.terms import coverage, support
+from rag_system.generation.terms import ask_coverage, coverage, support
 from rag_system.retrieval.packer import EvidenceBlock
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ class SynthesisOptions:
     extractive_sentences: int = 3
     min_coverage: float = 0.5
     min_similarity: float = 0.35
+    min_ask: float = 0.34  # share of the question's ask terms the quoted blocks must hold (extractive)
     verify: bool = True
     history: str = ""
 
@@ -121,9 +124,9 @@ class Synthesizer:
                 log.warning("backend %s failed, falling through: %s", backend.name, exc)
                 fallbacks.append({"backend": backend.name, "error": str(exc)})
                 emit("backend_fallback", {"from": backend.name, "error": str(exc)})
-        text = extractive_answer(question, blocks, options.extractive_sentences)
+        text, why = _extract(question, blocks, options)
         if text is None:
-            answer = self._refusal_answer("no evidence sentence matches the question", emit)
+            answer = self._refusal_answer(why, emit)
             answer.coverage = cov
         else:
             answer = self._final(text, "extractive", blocks, "extractive", "none", cov, options)
@@ -209,7 +212,7 @@ class Synthesizer:
         holds most of the question's key terms, or one sentence matching most of
         it, the verbatim evidence is the more useful (and still checked) answer.
         """
-        text = extractive_answer(question, blocks, options.extractive_sentences)
+        text, _ = _extract(question, blocks, options)
         covered = coverage(question, [b.source_text for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
         if text is not None and (covered or _strongly_matched(question, blocks)):
             emit("answer_replaced", {"answer": text, "answer_source": "extractive",
@@ -219,9 +222,9 @@ class Synthesizer:
 
     def _replace(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions, emit: Emit,
                  reason: str) -> Answer:
-        text = extractive_answer(question, blocks, options.extractive_sentences)
+        text, why = _extract(question, blocks, options)
         if text is None:
-            return self._refusal_answer(f"{reason}; no evidence sentence matches the question", emit)
+            return self._refusal_answer(f"{reason}; {why}", emit)
         emit("answer_replaced", {"answer": text, "answer_source": "extractive", "reason": reason})
         return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
 
@@ -253,6 +256,30 @@ def strip_labels(text: str, blocks: list[EvidenceBlock]) -> str:
     return text.strip()
 
 
+def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptions) -> tuple[str | None, str]:
+    """Verbatim evidence sentences, or (None, why) when they do not carry what the question asks.
+
+    The extractive answer copies the sentences that share most words with the
+    question; over documents on the right topic some always do. So the blocks
+    it quotes must also hold the question's ask (`ask_coverage`: "salary" for a
+    question about a CEO's salary) — by the same rule with or without a model.
+    """
+    text = extractive_answer(question, blocks, options.extractive_sentences)
+    if text is None:
+        return None, "no evidence sentence matches the question"
+    cited = {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
+    quoted = [located_text(b) for b in blocks if b.number in cited]
+    share, lacking = ask_coverage(question, quoted)
+    if share < options.min_ask:
+        return None, f"the passages that match do not say: {', '.join(lacking[:6])}"
+    return text, ""
+
+
+def located_text(block: EvidenceBlock) -> str:
+    """A block's text with where it is (document name, section): names there count as said."""
+    return f"{block.candidate.document_name}\n{block.candidate.heading_path}\n{block.source_text}"
+
+
 def _covered(cov: float, similarity: float | None, options: SynthesisOptions) -> bool:
     """Does the evidence cover the question? Lexically, or semantically.
 
@@ -271,8 +298,6 @@ def _covered(cov: float, similarity: float | None, options: SynthesisOptions) ->
 
 
 def _strongly_matched(question: str, blocks: list[EvidenceBlock]) -> bool:
-    import docent_native
-
     picked = docent_native.select_evidence_sentences(question, [b.source_text for b in blocks], 1, 0.6)
     return bool(picked)
 

@@ -109,6 +109,37 @@ def coverage(question: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
     return (total - sum(weights[t] for t in missing)) / total, missing
 
 
+#: Words that say how a question asks ("how much", "may"), not what about.
+ASKING_WORDS = frozenset("much many may might how long often old far".split())
+
+
+def ask_terms(question: str) -> list[str]:
+    """What the question asks of its subject: its content stems that are not names or codes.
+
+    "What is the annual salary of TechCorp's CEO James Mitchell?" -> annual, salary
+    (the subject, TechCorp / CEO / James / Mitchell, is what the other half names).
+    """
+    return [t for t, w in weighted_terms(question).items() if w <= 1.0 and t not in ASKING_WORDS]
+
+
+def ask_coverage(question: str, blocks: Iterable[str]) -> tuple[float, list[str]]:
+    """The best single block's share of the question's ask terms, and the terms that block lacks.
+
+    One block, not the union: a signature block naming the CEO and a schedule
+    mentioning pay elsewhere do not together say what the CEO earns.
+    """
+    wanted = ask_terms(question)
+    if not wanted:
+        return 1.0, []
+    best, lacking = -1.0, wanted
+    for text in blocks:
+        present = term_set([text])
+        share = sum(1 for t in wanted if t in present) / len(wanted)
+        if share > best:
+            best, lacking = share, [t for t in wanted if t not in present]
+    return max(best, 0.0), lacking
+
+
 def support(sentence: str, block: str) -> float:
     """Share of a sentence's content words that occur in `block` (lexical groundedness)."""
     terms = key_terms(_strip_markers(sentence))

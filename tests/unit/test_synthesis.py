@@ -239,12 +239,24 @@ def test_specific_names_weigh_double_in_coverage():
 
 
 def test_paraphrase_with_low_word_overlap_is_answered_when_it_embeds_close():
+    # The similarity rescue lets a paraphrase past the coverage check; the quoted block must
+    # still hold what the question asks (here "multiplier" and "exponent" are in block 1).
+    question = "Which multiplier is implied for the exponent?"
+    strict = SynthesisOptions(min_coverage=0.9)
+    close = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], strict, similarity=0.6)
+    far = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], strict, similarity=0.2)
+    assert far.answer_source == "refusal"
+    assert close.answer_source == "extractive" and "[1]" in close.answer
+
+
+def test_close_embedding_does_not_make_quotes_answer_what_they_do_not_say():
+    # Issue 18: topically close passages share the question's words and embed close; an
+    # extractive answer from them is a guess unless the quoted block holds the ask.
     question = "How is the ACK Delay scaling factor chosen when nothing is sent?"
     low, _ = run(ExtractiveBackend(), question=question)
     close = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], SynthesisOptions(), similarity=0.6)
-    far = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], SynthesisOptions(), similarity=0.2)
-    assert low.answer_source == "refusal" and far.answer_source == "refusal"
-    assert close.answer_source == "extractive"
+    assert low.answer_source == "refusal" and close.answer_source == "refusal"
+    assert "do not say" in (close.refusal_reason or "")
 
 
 def test_copied_evidence_labels_are_not_an_answer():
