@@ -16,7 +16,7 @@ from typing import Any
 
 import docent_native
 
-from rag_system.generation.terms import support
+from rag_system.generation.terms import WORD, ask_terms, stem, support, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
 ATTRIBUTION_MIN_SUPPORT = 0.75
@@ -34,6 +34,9 @@ class Validation:
     bad_quotes: list[dict[str, Any]]
     attributed: int = 0
     unsupported: list[int] = field(default_factory=list)
+    # {"sentence": i, "terms": [...], "cited": [n...]}: what the question asks, restated by the
+    # sentence, that none of its cited blocks says ("salary" cited to a signature block).
+    unasked: list[dict[str, Any]] = field(default_factory=list)
 
     def problems(self, answer: str) -> list[str]:
         """Findings phrased for the model (and for humans reading the response)."""
@@ -48,14 +51,18 @@ class Validation:
         for index in self.unsupported:
             s = self.sentences[index]
             out.append(f"the cited source does not say this: \"{answer[s['start']:s['end']]}\"")
+        for item in self.unasked:
+            sources = ", ".join(f"[{n}]" for n in item["cited"])
+            out.append(f"{sources} does not mention {', '.join(repr(t) for t in item['words'])}: do not claim "
+                       "what the sources do not say")
         if not any(s["citations"] for s in self.sentences):
             out.append("it cites no source at all")
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "unknown": self.unknown, "uncited": self.uncited,
-                "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "attributed": self.attributed,
-                "sentences": len(self.sentences)}
+                "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "unasked": self.unasked,
+                "attributed": self.attributed, "sentences": len(self.sentences)}
 
 
 def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
@@ -64,17 +71,38 @@ def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
                       report["bad_quotes"])
 
 
-def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True) -> Validation:
-    """Native validation, plus (when `verify`) lexical support of each cited sentence by its blocks."""
+def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, question: str = "") -> Validation:
+    """Native validation, plus (when `verify`) lexical support of each cited sentence by its blocks
+    and, given the `question`, that what a sentence restates of the question's ask is in its blocks."""
     report = validate(answer, blocks)
     if verify:
-        by_number = {b.number: b.source_text for b in blocks}
+        by_number = {b.number: b for b in blocks}
+        asked = set(ask_terms(question)) if question else set()
         for index, s in enumerate(report.sentences):
             cited = [by_number[n] for n in s["citations"] if n in by_number]
-            if cited and support(answer[s["start"]:s["end"]], "\n".join(cited)) < MIN_SUPPORT:
+            if not cited:
+                continue
+            sentence = answer[s["start"]:s["end"]]
+            if support(sentence, "\n".join(b.source_text for b in cited)) < MIN_SUPPORT:
                 report.unsupported.append(index)
-        report.valid = report.valid and not report.unsupported
+            lacking = _unasked(sentence, asked, cited)
+            if lacking:
+                report.unasked.append({"sentence": index, "words": lacking, "cited": [b.number for b in cited]})
+        report.valid = report.valid and not report.unsupported and not report.unasked
     return report
+
+
+def _unasked(sentence: str, asked: set[str], cited: list[EvidenceBlock]) -> list[str]:
+    """Words of `sentence` whose stems the question asks about and no cited block (or its location) has."""
+    if not asked:
+        return []
+    present = term_set(f"{b.candidate.document_name}\n{b.candidate.heading_path}\n{b.source_text}" for b in cited)
+    out: dict[str, None] = {}
+    for word in WORD.findall(sentence):
+        key = stem(word.lower())
+        if key in asked and key not in present:
+            out.setdefault(word.lower(), None)
+    return list(out)
 
 
 def attribute(answer: str, blocks: list[EvidenceBlock], validation: Validation) -> tuple[str, int]:

@@ -173,7 +173,7 @@ class Synthesizer:
         if is_refusal(text):
             emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
-        report = check(text, blocks, options.verify)
+        report = check(text, blocks, options.verify, question)
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
         if report.valid:
@@ -182,7 +182,7 @@ class Synthesizer:
             return self._replace(question, blocks, options, emit, "citations did not validate"), first
         fixed, count = attribute(text, blocks, report)
         if count:
-            report = check(fixed, blocks, options.verify)
+            report = check(fixed, blocks, options.verify, question)
             report.attributed = count
             if report.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
@@ -193,11 +193,11 @@ class Synthesizer:
         second = strip_labels(normalise_answer(repaired.text), blocks)
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit), first
-        report = check(second, blocks, options.verify)
+        report = check(second, blocks, options.verify, question)
         if not report.valid:
             second, count = attribute(second, blocks, report)
             if count:
-                report = check(second, blocks, options.verify)
+                report = check(second, blocks, options.verify, question)
                 report.attributed = count
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_WORD = re.compile(r"\w+")
+WORD = re.compile(r"\w+")
+
 
 # Function words plus question scaffolding: words that say *how* something is
 # asked, not *what* about.
@@ -39,7 +40,7 @@ def stem(word: str) -> str:
 def key_terms(text: str) -> list[str]:
     """Distinct stems of the content words of `text`, in order of appearance."""
     seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
+    for word in WORD.findall(text.lower()):
         if len(word) < 3 and not word.isdigit():
             continue
         if word in STOP_WORDS:
@@ -52,7 +53,7 @@ def term_set(texts: Iterable[str]) -> set[str]:
     """Stems of every word, and of each part of a snake_case word ("northwind_leave_policy.pdf" names Northwind)."""
     out: set[str] = set()
     for t in texts:
-        for w in _WORD.findall(t.lower()):
+        for w in WORD.findall(t.lower()):
             out.add(stem(w))
             if "_" in w:
                 out.update(stem(part) for part in w.split("_") if part)
@@ -68,7 +69,7 @@ def specific_words(text: str) -> list[str]:
     them, they are about something else, however close the topic.
     """
     seen: dict[str, str] = {}
-    for position, match in enumerate(_WORD.finditer(text)):
+    for position, match in enumerate(WORD.finditer(text)):
         word = match.group(0)
         lower = word.lower()
         if (len(lower) < 3 and not lower.isdigit()) or lower in STOP_WORDS:
@@ -87,7 +88,7 @@ def weighted_terms(text: str) -> dict[str, float]:
     something else even if the generic words ("capital") happen to occur.
     """
     weights: dict[str, float] = {}
-    for position, match in enumerate(_WORD.finditer(text)):
+    for position, match in enumerate(WORD.finditer(text)):
         word = match.group(0)
         lower = word.lower()
         if (len(lower) < 3 and not lower.isdigit()) or lower in STOP_WORDS:
