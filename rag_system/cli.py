@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rag_system.answer_cli import add_commands as add_answer_commands
 from rag_system.answer_cli import checked_query_options, run_ask, run_chat, run_task
@@ -20,6 +21,7 @@ from rag_system.api.main import run_api
 from rag_system.config import ConfigError, load_settings
 from rag_system.indexing.events import BuildEvent
 from rag_system.progress import ProgressReporter
+from rag_system.running_api import ApiCallError, RunningApi, find_running_api
 
 log = logging.getLogger("rag_system.cli")
 
@@ -46,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     ret.add_argument("--rerank", action="store_true", default=None,
                      help="run the rerank/select stage (needs RERANKER_MODEL)")
     ret.add_argument("--json", action="store_true", help="print the result as JSON")
+    ret.add_argument("--local", action="store_true",
+                     help="search in this process even when a RAG API serves the same store")
     add_answer_commands(sub)
     add_api_command(sub)
     return parser
@@ -108,24 +112,54 @@ def _cmd_index(args: argparse.Namespace, settings) -> int:  # type: ignore[no-un
 
 
 def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]
-    from rag_system.indexing.embedder import EmbedderLoadError, shared_embedder
-    from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
-    from rag_system.retrieval.engine import RetrievalEngine
     from rag_system.retrieval.filters import FilterError
 
     try:
         filters = checked_query_options(args)  # before loading any model
+    except (json.JSONDecodeError, FilterError, ValueError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE
+    api = None if args.local else find_running_api(settings)
+    if api is not None:
+        return _retrieve_through(api, args, filters)
+    from rag_system.indexing.embedder import EmbedderLoadError, shared_embedder
+    from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
+    from rag_system.retrieval.engine import RetrievalEngine
+
+    try:
         engine = RetrievalEngine(settings, shared_embedder(settings))
         options = engine.options(mode=args.mode, k=args.k, filters=filters, rerank=args.rerank)
         result = engine.retrieve(args.index, args.query, options)
-    except (json.JSONDecodeError, FilterError, ValueError, IndexNotFoundError, InvalidIndexNameError) as exc:
+    except (FilterError, ValueError, IndexNotFoundError, InvalidIndexNameError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
     except (EmbedderMismatchError, EmbedderLoadError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_ERROR
-    payload = result.to_json()
-    if args.json:
+    return _print_retrieval(result.to_json(), args.json)
+
+
+def _retrieve_through(api: RunningApi, args: argparse.Namespace, filters: object) -> int:
+    """`retrieve` by the running RAG API: the same result, without loading the embedder here."""
+    body = {"query": args.query, "index": args.index, "retrieval_mode": args.mode, "retrieval_k": args.k,
+            "filters": filters, "ai_rerank": args.rerank}
+    try:
+        payload = api.call("POST", "/retrieve", {k: v for k, v in body.items() if v is not None})
+    except ApiCallError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE if 400 <= exc.status < 500 and exc.status != 409 else EXIT_ERROR
+    except OSError as exc:
+        sys.stderr.write(f"error: the RAG API at {api.url} stopped answering ({exc}); "
+                         "run again, or add --local\n")
+        return EXIT_ERROR
+    log.info("retrieved through the RAG API at %s", api.url)
+    if not args.json:
+        sys.stderr.write(f"(searched by the RAG API at {api.url})\n")
+    return _print_retrieval(payload, args.json)
+
+
+def _print_retrieval(payload: dict[str, Any], as_json: bool) -> int:
+    if as_json:
         sys.stdout.write(json.dumps(payload) + "\n")
         return EXIT_OK
     for rank, item in enumerate(payload["results"], start=1):

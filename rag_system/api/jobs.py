@@ -39,7 +39,7 @@ MAX_JOBS_KEPT = 200
 MAX_EVENTS_PER_JOB = 20000
 FINISHED = ("done", "failed", "cancelled")
 _FILE_STATES = {"file_started": "running", "file_converted": "converting", "file_chunked": "chunked",
-                "file_embedded": "embedded", "file_written": "done", "file_unchanged": "unchanged",
+                "file_embedding": "embedding", "file_embedded": "embedded", "file_written": "done", "file_unchanged": "unchanged",
                 "file_failed": "failed", "file_duplicate": "duplicate", "file_removed": "removed"}
 _FILE_DONE = ("file_written", "file_unchanged", "file_failed", "file_duplicate")
 
@@ -58,6 +58,7 @@ class Job:
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
     done: int = 0
     total: int = 0
+    overall: dict[str, Any] = field(default_factory=dict)  # the builder's latest `progress` (fraction, ETA, ...)
     summary: dict[str, Any] | None = None
     error: str | None = None
     result: dict[str, Any] = field(default_factory=dict)
@@ -77,7 +78,7 @@ class Job:
         with self.changed:
             return {"job_id": self.job_id, "kind": self.kind, "index": self.index, "state": self.state,
                     "files": [dict(f) for f in self.files.values()],
-                    "progress": {"done": self.done, "total": self.total},
+                    "progress": {**self.overall, "done": self.done, "total": self.total},
                     "summary": self.summary, "error": self.error, "created_at": self.created_at,
                     "started_at": self.started_at, "finished_at": self.finished_at}
 
@@ -89,6 +90,7 @@ class Job:
             self._append(event.to_json())
 
     def _fold(self, event: BuildEvent) -> None:
+        self.overall = event.data.get("progress") or self.overall
         if event.type == "build_started":
             self.total = int(event.data.get("to_process", 0)) + int(event.data.get("unchanged", 0))
         if event.path is None or event.type not in _FILE_STATES:
@@ -96,7 +98,7 @@ class Job:
         record = self.files.setdefault(event.path, {"path": event.path, "state": "queued", "pages": None,
                                                    "chunks": None, "error": None})
         record["state"] = _FILE_STATES[event.type]
-        for count in ("pages", "chunks"):
+        for count in ("pages", "chunks", "chunks_done"):
             if count in event.data:
                 record[count] = event.data[count]
         if event.type == "file_failed":

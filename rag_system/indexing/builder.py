@@ -26,8 +26,10 @@ import numpy as np
 
 from rag_system.chunking.chunker import Chunk, ChunkerOptions, chunk_document
 from rag_system.config import Settings
-from rag_system.indexing.embedder import Embedder, shared_embedder
+from rag_system.indexing.build_progress import BuildProgress
+from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
+from rag_system.indexing.lazy_embedder import LazyEmbedder, build_embedder
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
 from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, open_store, validate_index_name
@@ -39,6 +41,10 @@ log = logging.getLogger(__name__)
 
 #: Files are embedded together until their chunks reach this many.
 EMBED_GROUP_CHUNKS = 256
+#: While a group embeds, each file's `file_embedding` count is reported at most this often.
+EMBED_PROGRESS_EVERY_S = 0.5
+
+AnyEmbedder = Embedder | LazyEmbedder
 
 
 class BuildCancelled(RuntimeError):
@@ -61,7 +67,7 @@ def hash_files(paths: Sequence[Path]) -> list[str]:
     return list(docent_native.sha256_files([str(p) for p in paths]))
 
 
-def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
+def chunker_options(settings: Settings, embedder: AnyEmbedder) -> ChunkerOptions:
     budget = min(settings.chunk_tokens, embedder.max_content_tokens)
     # A window as large as the chunk would only repeat the chunk's own vector.
     windows = settings.chunk_window_tokens if settings.chunk_window_tokens < budget else 0
@@ -77,14 +83,18 @@ def build_index(
     index: str,
     settings: Settings,
     *,
-    embedder: Embedder | None = None,
+    embedder: AnyEmbedder | None = None,
     on_event: EventSink = ignore_event,
     cancel: threading.Event | None = None,
 ) -> BuildSummary:
-    """Bring index `index` in line with the files under `inputs`."""
+    """Bring index `index` in line with the files under `inputs`.
+
+    Without an `embedder`, the model loads only once a file needs embedding.
+    """
     started = time.perf_counter()
     validate_index_name(index)
-    embedder = embedder or shared_embedder(settings)
+    on_event = BuildProgress().sink(on_event)
+    embedder = embedder or build_embedder(settings)
     options = chunker_options(settings, embedder)
     summary = BuildSummary(index=index)
 
@@ -135,11 +145,15 @@ def build_index(
                 writer.flush(group)
         writer.flush(group)
 
-    on_event(BuildEvent("fts_refreshed", data={"index": index}))
     t0 = time.perf_counter()
-    table.refresh_fts(stem=settings.fts_stem, remove_stop_words=settings.fts_remove_stop_words,
-                      ascii_folding=settings.fts_ascii_folding, keep_versions_s=settings.keep_versions_s)
-    manifest.compact(settings.keep_versions_s)
+    changed = bool(summary.added or summary.updated or summary.removed)
+    fts = {"stem": settings.fts_stem, "remove_stop_words": settings.fts_remove_stop_words,
+           "ascii_folding": settings.fts_ascii_folding}
+    # With nothing written and every full-text index current, there is nothing to refresh or compact.
+    if changed or not table.fts_current(**fts):
+        on_event(BuildEvent("fts_refreshed", data={"index": index}))
+        table.refresh_fts(**fts, keep_versions_s=settings.keep_versions_s)
+        manifest.compact(settings.keep_versions_s)
     timings["fts"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if table.refresh_ann(settings.ann_min_chunks):
@@ -171,6 +185,7 @@ def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
     on_event(BuildEvent("build_started", data={
         "to_process": len(plan.to_process), "unchanged": len(plan.unchanged),
         "removed": len(plan.removed), "skipped": len(plan.skipped),
+        "bytes": sum(source.size for source, _ in plan.to_process),
     }))
     for source in plan.unchanged:
         summary.unchanged += 1
@@ -188,7 +203,7 @@ def _shared_elsewhere(document_id: str, path: str, records: dict[str, FileRecord
 
 
 def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings,
-             embedder: Embedder, options: ChunkerOptions, on_event: EventSink) -> _Prepared:
+             embedder: AnyEmbedder, options: ChunkerOptions, on_event: EventSink) -> _Prepared:
     """Convert and chunk one file; failures become a reason, never an exception."""
     t0 = time.perf_counter()
     path = str(source.path)
@@ -224,7 +239,7 @@ class _Writer:
 
     table: ChunkTable
     manifest: Manifest
-    embedder: Embedder
+    embedder: AnyEmbedder
     options: ChunkerOptions
     summary: BuildSummary
     timings: dict[str, float]
@@ -237,7 +252,7 @@ class _Writer:
         chunks = [c for p in ready for c in p.chunks]
         windowed = bool(self.options.window_tokens)
         texts = [t for c in chunks for t in (c.windows or (c.text,))] if windowed else [c.text for c in chunks]
-        flat = self.embedder.embed(texts)
+        flat = self.embedder.embed(texts, _EmbeddingReport(ready, windowed, self.on_event))
         vectors, windows = _chunk_vectors(chunks, flat) if windowed else (flat, None)
         self.timings["embed"] += time.perf_counter() - t0
         offset = 0
@@ -289,3 +304,40 @@ class _Writer:
         }))
 
 
+
+
+class _EmbeddingReport:
+    """Turns the embedder's finished batches into `file_embedding` events: chunks embedded per file.
+
+    A group holds several files and its batches run shortest text first, so
+    every file advances at once; counts are in chunks (a chunk is embedded
+    when its windows are), reported at most every EMBED_PROGRESS_EVERY_S.
+    """
+
+    def __init__(self, ready: list[_Prepared], windowed: bool, on_event: EventSink) -> None:
+        self.on_event = on_event
+        self.owner: list[int] = []  # text position -> file of the group
+        self.texts: list[int] = []  # texts per file
+        for f, prepared in enumerate(ready):
+            count = sum(len(c.windows or (c.text,)) for c in prepared.chunks) if windowed else len(prepared.chunks)
+            self.owner.extend([f] * count)
+            self.texts.append(count)
+        self.ready = ready
+        self.done = [0] * len(ready)
+        self.reported = [0] * len(ready)
+        self.last = 0.0
+
+    def __call__(self, positions: list[int]) -> None:
+        for i in positions:
+            self.done[self.owner[i]] += 1
+        now = time.monotonic()
+        if now - self.last < EMBED_PROGRESS_EVERY_S and sum(self.done) < len(self.owner):
+            return
+        self.last = now
+        for f, prepared in enumerate(self.ready):
+            chunks = len(prepared.chunks)
+            embedded = chunks * self.done[f] // max(self.texts[f], 1)
+            if embedded != self.reported[f]:
+                self.reported[f] = embedded
+                self.on_event(BuildEvent("file_embedding", str(prepared.source.path),
+                                         {"chunks_done": embedded, "chunks": chunks}))

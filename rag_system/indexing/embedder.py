@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,8 +127,12 @@ class Embedder:
             enc = self._tokenizer(texts, add_special_tokens=False, truncation=False, verbose=False)
         return [len(ids) for ids in enc["input_ids"]]
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Return a float32 (n, d) array of unit vectors, in input order."""
+    def embed(self, texts: list[str], on_batch: Callable[[list[int]], None] | None = None) -> np.ndarray:
+        """Return a float32 (n, d) array of unit vectors, in input order.
+
+        `on_batch` gets the input positions of each finished batch, so a long
+        build can report progress while it embeds (batches run shortest first).
+        """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         # Sort by length so each batch pads little; restore order at the end.
@@ -136,6 +141,8 @@ class Embedder:
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
             out[idx] = self._embed_batch([texts[i] for i in idx])
+            if on_batch is not None:
+                on_batch(idx)
         return out
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:

@@ -21,7 +21,7 @@ import pyarrow as pa
 from rag_system.chunking.chunker import Chunk, metadata_json
 from rag_system.config import Settings
 from rag_system.indexing.embedder import EmbedderIdentity
-from rag_system.indexing.windows import LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable
+from rag_system.indexing.windows import LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current
 
 log = logging.getLogger(__name__)
 
@@ -355,6 +355,13 @@ class ChunkTable:
         if self.windows is not None:
             return self.windows.has_fts_index()
         return any(i.index_type == "FTS" for i in self.table.list_indices())
+
+    def fts_current(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool) -> bool:
+        """Whether every full-text index exists as configured and covers every row (nothing to refresh)."""
+        wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding}
+        if not fts_indexes_current(self.table, {"text": wanted}):
+            return False
+        return self.windows is None or self.windows.fts_current(wanted)
 
     def refresh_fts(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool,
                     keep_versions_s: float = 3600.0) -> None:

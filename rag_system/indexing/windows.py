@@ -95,12 +95,15 @@ class WindowTable:
         indexed = {tuple(i.columns) for i in self.table.list_indices() if i.index_type == "FTS"}
         return {(TEXT_COLUMN,), (EXACT_COLUMN,)} <= indexed
 
+    def fts_current(self, wanted: dict[str, bool]) -> bool:
+        return fts_indexes_current(self.table, {TEXT_COLUMN: wanted, EXACT_COLUMN: _exact(wanted)})
+
     def refresh_fts(self, wanted: dict[str, bool], keep_versions_s: float = 3600.0) -> None:
         """`text` gets the configured analyzer; `text_exact` the same without stemming
         or stop-word removal (measured: the two together beat either, Documentation/evaluation.md)."""
         from lancedb.index import FTS
 
-        exact = {**wanted, "stem": False, "remove_stop_words": False}
+        exact = _exact(wanted)
         indices = {tuple(i.columns): i for i in self.table.list_indices() if i.index_type == "FTS"}
         for column, config in ((TEXT_COLUMN, wanted), (EXACT_COLUMN, exact)):
             current = indices.get((column,))
@@ -125,3 +128,21 @@ class WindowTable:
             if len(best) >= limit:
                 break
         return list(best.items())
+
+
+def _exact(wanted: dict[str, bool]) -> dict[str, bool]:
+    """The exact-words analyzer: the configured one without stemming or stop-word removal."""
+    return {**wanted, "stem": False, "remove_stop_words": False}
+
+
+def fts_indexes_current(table: Any, wanted: dict[str, dict[str, bool]]) -> bool:
+    """Whether `table` has a full-text index per column of `wanted`, with that config and no unindexed rows."""
+    found = {tuple(i.columns): i for i in table.list_indices() if i.index_type == "FTS"}
+    for column, config in wanted.items():
+        current = found.get((column,))
+        details = dict(getattr(current, "index_details", None) or {}) if current else {}
+        if current is None or any(details.get(k) != v for k, v in config.items()):
+            return False
+        if table.index_stats(current.name).num_unindexed_rows:
+            return False
+    return True
