@@ -112,11 +112,11 @@ def checked_query_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run_chat(args: argparse.Namespace, settings: Settings) -> int:
-    from rag_system.remote_cli import running_api
+    from rag_system.running_api import find_running_api
 
-    url = None if args.local else running_api(settings)
-    if url is not None:
-        return _answer_remote(args, settings, list(args.index), url)
+    api = None if args.local else find_running_api(settings)
+    if api is not None:
+        return _answer_remote(args, list(args.index), api)
     with _terminate_as_interrupt() as cancel:
         try:
             code = _answer(args, settings, list(args.index), cancel)
@@ -200,10 +200,11 @@ def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], ca
     return _print(args, response.to_json(), streamer.text)
 
 
-def _answer_remote(args: argparse.Namespace, settings: Settings, indexes: list[str], url: str) -> int:
+def _answer_remote(args: argparse.Namespace, indexes: list[str], api: Any) -> int:
     """The same answer from the running RAG API (remote_cli.py says why)."""
     from rag_system.remote_cli import RemoteError, chat_body, remote_chat
 
+    url = api.url
     sys.stderr.write(f"answering through the RAG API at {url} (--local to load the models here)\n")
     try:
         body = chat_body(args, indexes)
@@ -213,7 +214,7 @@ def _answer_remote(args: argparse.Namespace, settings: Settings, indexes: list[s
 
     streamer = _Streamer(args)
     try:
-        payload = remote_chat(url, settings, body, streamer.emit if args.stream else None)
+        payload = remote_chat(api, body, streamer.emit if args.stream else None)
     except RemoteError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE if 400 <= exc.status < 500 else EXIT_ERROR

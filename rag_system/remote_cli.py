@@ -3,9 +3,9 @@
 Why: an in-process `chat` loads the embedder and the GGUF model (10-20 s on
 2 cores) and throws them away after one answer; the RAG API started by
 `make run` already holds both, warm, with the system prompt cached. So when
-one answers on its configured port, `chat` sends the question there and says
-so on stderr; `--local` keeps the old behaviour. Only the standard library
-is imported here, so this path starts in well under a second.
+one serves this CLI's store (`running_api.find_running_api`), `chat` sends
+the question there and says so on stderr; `--local` keeps the old behaviour.
+Standard library only, so this path starts in well under a second.
 """
 
 from __future__ import annotations
@@ -17,42 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rag_system.config import Settings
-
-#: How long the probe of a running RAG API may take before `chat` answers in-process.
-PROBE_TIMEOUT_S = 0.5
-
-
-class RemoteError(RuntimeError):
-    """The RAG API answered with an error; `status` is its HTTP status (4xx: the request's fault)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def api_url(settings: Settings) -> str:
-    host = settings.api_host if settings.api_host not in ("0.0.0.0", "::", "") else "127.0.0.1"
-    return f"http://{host}:{settings.api_port}"
-
-
-def _headers(settings: Settings) -> dict[str, str]:
-    headers = {"Content-Type": "application/json"}
-    if settings.api_token:
-        headers["Authorization"] = f"Bearer {settings.api_token}"
-    return headers
-
-
-def running_api(settings: Settings) -> str | None:
-    """The RAG API's base URL when one answers `/health` on the configured port, else None."""
-    url = api_url(settings)
-    try:
-        with urllib.request.urlopen(urllib.request.Request(f"{url}/health", headers=_headers(settings)),
-                                    timeout=PROBE_TIMEOUT_S) as resp:
-            body = json.loads(resp.read() or b"{}")
-    except (OSError, ValueError):
-        return None
-    return url if isinstance(body, dict) and "components" in body else None
+from rag_system.running_api import ApiCallError, RunningApi
 
 
 def chat_body(args: argparse.Namespace, indexes: list[str]) -> dict[str, Any]:
@@ -69,17 +34,23 @@ def chat_body(args: argparse.Namespace, indexes: list[str]) -> dict[str, Any]:
     return body
 
 
-def remote_chat(url: str, settings: Settings, body: dict[str, Any],
+def remote_chat(api: RunningApi, body: dict[str, Any],
                 on_event: Callable[[str, dict[str, Any]], None] | None = None,
                 timeout_s: float = 600.0) -> dict[str, Any]:
     """POST the question; with `on_event`, stream it and pass every event on. Returns the `complete` payload."""
-    path = "/chat/stream" if on_event else "/chat"
-    request = urllib.request.Request(f"{url}{path}", data=json.dumps(body).encode(), headers=_headers(settings),
+    if on_event is None:
+        try:
+            return api.call("POST", "/chat", body, timeout=timeout_s)
+        except ApiCallError as exc:
+            raise RemoteError(exc.status, str(exc)) from exc
+    headers = {"Content-Type": "application/json"}
+    if api.token:
+        headers["Authorization"] = f"Bearer {api.token}"
+    request = urllib.request.Request(f"{api.url}/chat/stream", data=json.dumps(body).encode(), headers=headers,
                                      method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as resp:
-            if on_event is None:
-                return json.loads(resp.read())
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=timeout_s) as resp:
             for event, data in _sse(resp):
                 if event == "error":
                     raise RemoteError(int(data.get("status", 500)), _message(data))
