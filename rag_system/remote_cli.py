@@ -20,6 +20,14 @@ from typing import Any
 from rag_system.running_api import ApiCallError, RunningApi
 
 
+class RemoteError(RuntimeError):
+    """The RAG API answered with an error; `status` is its HTTP status (4xx: the request's fault)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def chat_body(args: argparse.Namespace, indexes: list[str]) -> dict[str, Any]:
     """The `/chat` body for the CLI's options (Documentation/api.md)."""
     body: dict[str, Any] = {"query": args.query, "indexes": indexes}
