@@ -108,7 +108,11 @@ fn at_word_start(hay: &str, needle: &str) -> bool {
     let mut from = 0;
     while let Some(offset) = hay[from..].find(needle) {
         let at = from + offset;
-        if !hay[..at].chars().next_back().is_some_and(|c| is_word(c) && c != '_') {
+        if !hay[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| is_word(c) && c != '_')
+        {
             return true;
         }
         from = at + hay[at..].chars().next().map_or(1, char::len_utf8);

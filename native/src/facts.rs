@@ -187,7 +187,8 @@ fn is_identifier(token: &[char]) -> bool {
     let alnum = token.iter().any(|&c| is_word(c) && c != '_');
     (token.contains(&'_') && alnum)
         || token.iter().any(|&c| is_digit(c))
-        || token.split(|&c| c == '.').count() > 1 && token.split(|&c| c == '.').any(|p| p.len() >= 2)
+        || token.split(|&c| c == '.').count() > 1
+            && token.split(|&c| c == '.').any(|p| p.len() >= 2)
         || token
             .windows(2)
             .any(|w| is_alpha(w[0]) && !is_upper_word(w[0]) && is_upper_word(w[1]))
@@ -221,12 +222,21 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
     // 1. code spans
     let mut p = 0;
     while let Some(open) = w[p..].iter().position(|&c| c == '`').map(|o| p + o) {
-        let Some(close) = w[open + 1..].iter().position(|&c| c == '`').map(|o| open + 1 + o) else {
+        let Some(close) = w[open + 1..]
+            .iter()
+            .position(|&c| c == '`')
+            .map(|o| open + 1 + o)
+        else {
             break;
         };
         let needle = search_text(&t[open + 1..close]);
         if !needle.is_empty() {
-            facts.push(Fact { kind: Kind::Code, start: open + 1, end: close, key: Key::Text(needle) });
+            facts.push(Fact {
+                kind: Kind::Code,
+                start: open + 1,
+                end: close,
+                key: Key::Text(needle),
+            });
         }
         w[open..=close].fill(' ');
         p = close + 1;
@@ -234,7 +244,12 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
     // 2. quoted terms
     for (start, end) in quotes(&w) {
         if end - start < min_quote_chars && t[start..end].iter().any(|&c| is_word(c)) {
-            facts.push(Fact { kind: Kind::Quote, start, end, key: text_key(&t[start..end]) });
+            facts.push(Fact {
+                kind: Kind::Quote,
+                start,
+                end,
+                key: text_key(&t[start..end]),
+            });
         }
         w[start - 1..=end].fill(' ');
     }
@@ -249,7 +264,12 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
         let starts = !seen_token || at_start(&w, i);
         seen_token = true;
         if let Some((end, date)) = date_at(&w, i) {
-            facts.push(Fact { kind: Kind::Date, start: i, end, key: Key::Date(date) });
+            facts.push(Fact {
+                kind: Kind::Date,
+                start: i,
+                end,
+                key: Key::Date(date),
+            });
             i = end;
             continue;
         }
@@ -260,26 +280,50 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
                 || (w.get(s) == Some(&'.') && w.get(s + 1).is_some_and(|&c| is_word(c)));
             if glued {
                 let end = token_end(&w, s);
-                facts.push(Fact { kind: Kind::Identifier, start: i, end, key: text_key(&t[i..end]) });
+                facts.push(Fact {
+                    kind: Kind::Identifier,
+                    start: i,
+                    end,
+                    key: text_key(&t[i..end]),
+                });
                 i = end;
             } else {
                 let (values, end) = numeral_values(&w, &num, s);
-                let start = if i > 0 && CURRENCY.contains(&w[i - 1]) { i - 1 } else { i };
-                facts.push(Fact { kind: Kind::Number, start, end, key: Key::Values(values) });
+                let start = if i > 0 && CURRENCY.contains(&w[i - 1]) {
+                    i - 1
+                } else {
+                    i
+                };
+                facts.push(Fact {
+                    kind: Kind::Number,
+                    start,
+                    end,
+                    key: Key::Values(values),
+                });
                 i = end;
             }
             continue;
         }
         let end = token_end(&w, i);
         if is_identifier(&w[i..end]) {
-            facts.push(Fact { kind: Kind::Identifier, start: i, end, key: text_key(&t[i..end]) });
+            facts.push(Fact {
+                kind: Kind::Identifier,
+                start: i,
+                end,
+                key: text_key(&t[i..end]),
+            });
             i = end;
             continue;
         }
         let r = word_end(&w, i);
         let word = fold(&w[i..r]);
         if !starts && r - i >= 2 && is_upper_word(w[i]) && !NOT_NAMES.contains(&word.as_str()) {
-            facts.push(Fact { kind: Kind::Name, start: i, end: r, key: Key::Name(word) });
+            facts.push(Fact {
+                kind: Kind::Name,
+                start: i,
+                end: r,
+                key: Key::Name(word),
+            });
         }
         i = r;
     }

@@ -284,7 +284,7 @@ fn number_word_values(t: &[char], v: u64, r: usize, out: &mut std::collections::
     out.insert(v.to_string());
     let mut value = v;
     let mut end = r;
-    if v >= 20 && v <= 90 && v % 10 == 0 {
+    if (20..=90).contains(&v) && v % 10 == 0 {
         let k = if t.get(r) == Some(&'-') {
             r + 1
         } else {
@@ -372,7 +372,9 @@ mod tests {
     #[test]
     fn block_side_is_lenient() {
         let b = block("a fee of USD 45,000,000 and thirty (30) days, twenty-five or 1.234");
-        for v in ["45000000", "45", "0", "30", "25", "20", "5", "1.234", "1", "234"] {
+        for v in [
+            "45000000", "45", "0", "30", "25", "20", "5", "1.234", "1", "234",
+        ] {
             assert!(b.contains(v), "{v} in {b:?}");
         }
         let b = block("five million units; TLS1.3; 45 m");

@@ -52,7 +52,10 @@ pub fn stem(word: &str) -> String {
     let mut n = chars.len();
     for suffix in ["ing", "ed", "es", "s"] {
         let s: Vec<char> = suffix.chars().collect();
-        if chars.ends_with(&s) && n - s.len() >= 3 && !(suffix == "s" && chars.ends_with(&['s', 's'])) {
+        if chars.ends_with(&s)
+            && n - s.len() >= 3
+            && !(suffix == "s" && chars.ends_with(&['s', 's']))
+        {
             n -= s.len();
             break;
         }
@@ -95,7 +98,9 @@ impl Words {
     }
 
     fn conditional(&self) -> bool {
-        self.runs.iter().any(|(_, _, w)| NEUTRAL.contains(&w.as_str()))
+        self.runs
+            .iter()
+            .any(|(_, _, w)| NEUTRAL.contains(&w.as_str()))
     }
 }
 
@@ -145,7 +150,11 @@ pub fn strong_share(answer: &Stance, evidence: &Stance) -> Option<usize> {
     if evidence.conditional || answer.stems.is_empty() {
         return None;
     }
-    let shared = answer.stems.iter().filter(|s| evidence.stems.contains(*s)).count();
+    let shared = answer
+        .stems
+        .iter()
+        .filter(|s| evidence.stems.contains(*s))
+        .count();
     (4 * shared >= 3 * answer.stems.len()).then_some(shared)
 }
 
@@ -160,10 +169,22 @@ mod tests {
     #[test]
     fn stems() {
         for (w, s) in [
-            ("handles", "handl"), ("handle", "handl"), ("handled", "handl"), ("handling", "handl"),
-            ("types", "typ"), ("type", "typ"), ("class", "class"), ("classes", "class"),
-            ("uses", "use"), ("use", "use"), ("does", "doe"), ("is", "is"), ("allowed", "allow"),
-            ("assumed", "assum"), ("sing", "sing"), ("ée", "ée"),
+            ("handles", "handl"),
+            ("handle", "handl"),
+            ("handled", "handl"),
+            ("handling", "handl"),
+            ("types", "typ"),
+            ("type", "typ"),
+            ("class", "class"),
+            ("classes", "class"),
+            ("uses", "use"),
+            ("use", "use"),
+            ("does", "doe"),
+            ("is", "is"),
+            ("allowed", "allow"),
+            ("assumed", "assum"),
+            ("sing", "sing"),
+            ("ée", "ée"),
         ] {
             assert_eq!(stem(w), s, "{w}");
         }
@@ -172,9 +193,15 @@ mod tests {
     #[test]
     fn negation_rules() {
         let neg = |s: &str| answer_stance(&chars(s)).negated;
-        assert!(neg("This version doesn't handle it.") && neg("It can’t.") && neg("No, it is fine."));
+        assert!(
+            neg("This version doesn't handle it.") && neg("It can’t.") && neg("No, it is fine.")
+        );
         assert!(neg("It is NOT allowed") && neg("none of them") && neg("It cannot be sent"));
-        assert!(!neg("Yes, it handles it.") && !neg("no more than 5 days") && !neg("Not later than May"));
+        assert!(
+            !neg("Yes, it handles it.")
+                && !neg("no more than 5 days")
+                && !neg("Not later than May")
+        );
         assert!(!neg("It's fine, 't") && !neg("don 't") && !neg("Notably, it works"));
         assert!(answer_stance(&chars("Only if asked")).conditional);
     }
@@ -182,7 +209,9 @@ mod tests {
     #[test]
     fn content_and_strong_matches() {
         let a = answer_stance(&chars("Yes, libtasn1 handles the REAL type [1]."));
-        let want: HashSet<String> = ["libtasn1", "handl", "real", "typ"].map(String::from).into();
+        let want: HashSet<String> = ["libtasn1", "handl", "real", "typ"]
+            .map(String::from)
+            .into();
         assert_eq!(a.stems, want);
         assert!(!a.negated);
         let e = evidence_stance(&chars("This version doesn't handle the REAL type."));
