@@ -2,15 +2,22 @@
 //!
 //! This file only converts Python values to plain Rust data, releases the GIL
 //! around the real work (in [`hashing`], [`fusion`], [`evidence`],
-//! [`sentences`], [`markers`] and [`validate`], which hold no PyO3 types) and
+//! [`sentences`], [`markers`], [`validate`] and [`claims`], which hold no PyO3 types) and
 //! maps errors to the Python exceptions promised in `docent_native.pyi`.
 //! Keeping the core PyO3-free lets `cargo test` cover it.
 
 pub mod chars;
+pub mod claims;
+#[cfg(test)]
+mod claims_tests;
+pub mod dates;
 pub mod evidence;
+pub mod facts;
 pub mod fusion;
 pub mod hashing;
 pub mod markers;
+pub mod numbers;
+pub mod polarity;
 pub mod score_fusion;
 pub mod sentences;
 pub mod validate;
@@ -216,6 +223,62 @@ fn validate_citations<'py>(
     Ok(out)
 }
 
+/// Fact-level check of each cited sentence; see `docent_native.pyi`.
+#[pyfunction]
+#[pyo3(signature = (answer, blocks, min_quote_chars = 12))]
+fn check_claims<'py>(
+    py: Python<'py>,
+    answer: &Bound<'py, PyString>,
+    blocks: Vec<Bound<'py, PyString>>,
+    min_quote_chars: i64,
+) -> PyResult<Bound<'py, PyList>> {
+    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
+    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
+    let answer = answer.to_str()?;
+    let blocks = borrow_strs(&blocks)?;
+    let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
+    let reports = maybe_detach(py, size, || {
+        claims::check_claims(answer, &blocks, min_quote_chars)
+    })
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+
+    let out = PyList::empty(py);
+    for r in reports {
+        let facts = PyList::empty(py);
+        for f in r.facts {
+            let d = PyDict::new(py);
+            d.set_item("kind", f.kind.as_str())?;
+            d.set_item("text", f.text)?;
+            d.set_item("start", f.start)?;
+            d.set_item("end", f.end)?;
+            d.set_item("found", f.found)?;
+            d.set_item("cited", f.cited)?;
+            facts.append(d)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("sentence", r.sentence)?;
+        d.set_item("start", r.start)?;
+        d.set_item("end", r.end)?;
+        d.set_item("blocks", r.blocks)?;
+        d.set_item("facts", facts)?;
+        match r.polarity {
+            None => d.set_item("polarity", py.None())?,
+            Some(p) => {
+                let pd = PyDict::new(py);
+                pd.set_item("answer_negated", p.answer_negated)?;
+                pd.set_item("evidence_negated", p.evidence_negated)?;
+                pd.set_item("block", p.block)?;
+                pd.set_item("start", p.start)?;
+                pd.set_item("end", p.end)?;
+                d.set_item("polarity", pd)?;
+            }
+        }
+        d.set_item("supported", r.supported)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// Best query-matching sentences of ranked blocks; see `docent_native.pyi`.
 #[pyfunction]
 #[pyo3(signature = (query, blocks, max_sentences = 3, min_overlap = 0.2))]
@@ -288,6 +351,7 @@ fn docent_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_sentences, m)?)?;
     m.add_function(wrap_pyfunction!(parse_citations, m)?)?;
     m.add_function(wrap_pyfunction!(validate_citations, m)?)?;
+    m.add_function(wrap_pyfunction!(check_claims, m)?)?;
     m.add_function(wrap_pyfunction!(select_evidence_sentences, m)?)?;
     Ok(())
 }
