@@ -37,6 +37,9 @@ class Validation:
     # {"sentence": i, "terms": [...], "cited": [n...]}: what the question asks, restated by the
     # sentence, that none of its cited blocks says ("salary" cited to a signature block).
     unasked: list[dict[str, Any]] = field(default_factory=list)
+    # Fact-level findings of `docent_native.check_claims`: {"sentence": i, "missing": [fact text...],
+    # "cited": [n...], "opposite": block sentence or None} per sentence that is not supported.
+    claims: list[dict[str, Any]] = field(default_factory=list)
 
     def problems(self, answer: str) -> list[str]:
         """Findings phrased for the model (and for humans reading the response)."""
@@ -51,6 +54,12 @@ class Validation:
         for index in self.unsupported:
             s = self.sentences[index]
             out.append(f"the cited source does not say this: \"{answer[s['start']:s['end']]}\"")
+        for item in self.claims:
+            sources = ", ".join(f"[{n}]" for n in item["cited"])
+            for fact in item["missing"]:
+                out.append(f"{fact!r} is not in {sources}")
+            if item["opposite"]:
+                out.append(f"{sources} says the opposite: \"{item['opposite']}\"")
         for item in self.unasked:
             sources = ", ".join(f"[{n}]" for n in item["cited"])
             out.append(f"{sources} does not mention {', '.join(repr(t) for t in item['words'])}: do not claim "
@@ -62,7 +71,7 @@ class Validation:
     def to_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "unknown": self.unknown, "uncited": self.uncited,
                 "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "unasked": self.unasked,
-                "attributed": self.attributed, "sentences": len(self.sentences)}
+                "claims": self.claims, "attributed": self.attributed, "sentences": len(self.sentences)}
 
 
 def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
@@ -88,15 +97,43 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
             lacking = _unasked(sentence, asked, cited)
             if lacking:
                 report.unasked.append({"sentence": index, "words": lacking, "cited": [b.number for b in cited]})
-        report.valid = report.valid and not report.unsupported and not report.unasked
+        report.claims = claim_findings(answer, blocks)
+        report.valid = report.valid and not report.unsupported and not report.unasked and not report.claims
     return report
+
+
+def claim_findings(answer: str, blocks: list[EvidenceBlock]) -> list[dict[str, Any]]:
+    """The facts (numbers, dates, identifiers, names, quoted terms) a sentence states that its
+    cited blocks do not, and a polarity opposite to the block sentence it restates
+    (`docent_native.check_claims`, Documentation/native.md). Block n is checked with its
+    document name and section, so a name that is only in a file name still counts as said."""
+    if not blocks:
+        return []
+    numbered = {b.number: b for b in blocks}
+    texts = [located_text(numbered[n]) if n in numbered else "" for n in range(1, max(numbered) + 1)]
+    out: list[dict[str, Any]] = []
+    for report in docent_native.check_claims(answer, texts):
+        if report["supported"]:
+            continue
+        polarity = report["polarity"]
+        opposite = None
+        if polarity is not None and polarity["answer_negated"] != polarity["evidence_negated"]:
+            opposite = " ".join(texts[polarity["block"] - 1][polarity["start"]:polarity["end"]].split())
+        out.append({"sentence": report["sentence"], "cited": list(report["blocks"]),
+                    "missing": [f["text"] for f in report["facts"] if not f["found"]], "opposite": opposite})
+    return out
+
+
+def located_text(block: EvidenceBlock) -> str:
+    """A block's text with where it is (document name, section): names there count as said."""
+    return f"{block.candidate.document_name}\n{block.candidate.heading_path}\n{block.source_text}"
 
 
 def _unasked(sentence: str, asked: set[str], cited: list[EvidenceBlock]) -> list[str]:
     """Words of `sentence` whose stems the question asks about and no cited block (or its location) has."""
     if not asked:
         return []
-    present = term_set(f"{b.candidate.document_name}\n{b.candidate.heading_path}\n{b.source_text}" for b in cited)
+    present = term_set(located_text(b) for b in cited)
     out: dict[str, None] = {}
     for word in WORD.findall(sentence):
         key = stem(word.lower())

@@ -20,7 +20,7 @@ from typing import Any
 
 import docent_native
 
-from rag_system.generation.citations import Validation, attribute, check, citation_records, validate
+from rag_system.generation.citations import Validation, attribute, check, citation_records, located_text, validate
 from rag_system.generation.extractive import extractive_answer
 from rag_system.generation.llm import (
     ContextOverflowError,
@@ -105,7 +105,7 @@ class Synthesizer:
         `absent`: names and codes of the question that the searched indexes never
         mention (not just these blocks): the documents are about something else.
         """
-        cov, missing = coverage(question, [b.source_text for b in blocks])
+        cov, missing = coverage(question, [located_text(b) for b in blocks])
         if not blocks or absent or not _covered(cov, similarity, options):
             why = ("no evidence was retrieved" if not blocks else
                    f"the documents never mention: {', '.join(absent[:6])}" if absent else
@@ -213,7 +213,7 @@ class Synthesizer:
         it, the verbatim evidence is the more useful (and still checked) answer.
         """
         text, _ = _extract(question, blocks, options)
-        covered = coverage(question, [b.source_text for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
+        covered = coverage(question, [located_text(b) for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
         if text is not None and (covered or _strongly_matched(question, blocks)):
             emit("answer_replaced", {"answer": text, "answer_source": "extractive",
                                      "reason": "the model declined but the evidence matches the question"})
@@ -273,11 +273,6 @@ def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptio
     if share < options.min_ask:
         return None, f"the passages that match do not say: {', '.join(lacking[:6])}"
     return text, ""
-
-
-def located_text(block: EvidenceBlock) -> str:
-    """A block's text with where it is (document name, section): names there count as said."""
-    return f"{block.candidate.document_name}\n{block.candidate.heading_path}\n{block.source_text}"
 
 
 def _covered(cov: float, similarity: float | None, options: SynthesisOptions) -> bool:

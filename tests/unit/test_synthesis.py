@@ -264,3 +264,42 @@ def test_copied_evidence_labels_are_not_an_answer():
     answer, _ = run(backend)
     assert answer.answer_source in ("extractive", "refusal")
     assert BLOCKS[0].label not in answer.answer
+
+
+# -- fact-level claim check (issue 18) --------------------------------------------------------------
+
+def test_an_invented_number_is_repaired_or_replaced_never_shown():
+    backend = Scripted("A default value of 5 is assumed for the exponent [1].",
+                       "A default value of 5 is assumed for the exponent [1].")
+    answer, events = run(backend)
+    assert answer.answer_source in ("extractive", "refusal")
+    assert "value of 5" not in answer.answer
+    assert answer.first_validation["claims"][0]["missing"] == ["5"]
+    repair_prompt = backend.prompts[1][-1].content
+    assert "'5' is not in [1]" in repair_prompt
+
+
+def test_a_repair_that_states_the_cited_number_is_kept():
+    backend = Scripted("A default value of 5 is assumed for the exponent [1].",
+                       "A default value of 3 is assumed for the exponent [1].")
+    answer, _ = run(backend)
+    assert answer.answer_source == "llm_repaired" and "value of 3" in answer.answer
+
+
+REAL = block(1, "Limitations: This version doesn't handle the REAL type. Other types are supported.",
+             name="libtasn1-README.txt")
+
+
+def test_yes_against_a_block_that_says_no_is_never_shown():
+    question = "Does libtasn1 support the ASN.1 REAL type?"
+    backend = Scripted("Yes, libtasn1 handles the REAL type [1].", "Yes, the REAL type is handled [1].")
+    answer, _ = run(backend, question=question, blocks=[REAL])
+    assert not answer.answer.startswith("Yes")
+    assert answer.first_validation["claims"][0]["opposite"].endswith("doesn't handle the REAL type.")
+    assert "says the opposite" in backend.prompts[1][-1].content
+
+
+def test_an_answer_with_the_documented_negation_is_kept():
+    question = "Does libtasn1 support the ASN.1 REAL type?"
+    answer, _ = run(Scripted("No, this version doesn't handle the REAL type [1]."), question=question, blocks=[REAL])
+    assert answer.answer_source == "llm" and answer.validation["claims"] == []
