@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -40,6 +41,7 @@ class Settings:
     embedding_batch_size: int = field(default=32, metadata=_env("EMBEDDING_BATCH_SIZE"))
     embedding_max_tokens: int = field(default=512, metadata=_env("EMBEDDING_MAX_TOKENS"))
     embedding_precision: str = field(default="auto", metadata=_env("EMBEDDING_PRECISION"))
+    embedding_device: str = field(default="auto", metadata=_env("EMBEDDING_DEVICE"))
     torch_threads: int = field(default=0, metadata=_env("DOCENT_TORCH_THREADS"))
     # Chunking (tokens measured by the embedder's tokenizer).
     chunk_tokens: int = field(default=512, metadata=_env("CHUNK_SIZE"))
@@ -250,6 +252,8 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"OCR_ENGINE must be one of {', '.join(_OCR_ENGINES)}, got {settings.ocr_engine!r}")
     if settings.chunk_context not in _CONTEXTS:
         raise ConfigError(f"CHUNK_CONTEXT must be one of {', '.join(_CONTEXTS)}, got {settings.chunk_context!r}")
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", settings.embedding_device):
+        raise ConfigError(f"EMBEDDING_DEVICE must be auto, cpu, cuda or cuda:N, got {settings.embedding_device!r}")
     if settings.embedding_precision not in _PRECISIONS:
         raise ConfigError(f"EMBEDDING_PRECISION must be one of {', '.join(_PRECISIONS)}, "
                           f"got {settings.embedding_precision!r}")
