@@ -11,6 +11,7 @@ uncited and the answer goes to repair.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ import docent_native
 from rag_system.generation.terms import WORD, ask_terms, stem, support, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
+_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 ATTRIBUTION_MIN_SUPPORT = 0.75
 #: A cited sentence whose content words are less than half in its cited blocks
 #: is "unsupported": a citation that names a block but not what the block says.
@@ -40,6 +42,8 @@ class Validation:
     # Fact-level findings of `docent_native.check_claims`: {"sentence": i, "missing": [fact text...],
     # "cited": [n...], "opposite": block sentence or None} per sentence that is not supported.
     claims: list[dict[str, Any]] = field(default_factory=list)
+    # The question asks for a quantity ("how many", "what value") and no sentence states one.
+    no_quantity: bool = False
 
     def problems(self, answer: str) -> list[str]:
         """Findings phrased for the model (and for humans reading the response)."""
@@ -64,6 +68,8 @@ class Validation:
             sources = ", ".join(f"[{n}]" for n in item["cited"])
             out.append(f"{sources} does not mention {', '.join(repr(t) for t in item['words'])}: do not claim "
                        "what the sources do not say")
+        if self.no_quantity:
+            out.append("the question asks for a number and the answer gives none: state the number the source gives")
         if not any(s["citations"] for s in self.sentences):
             out.append("it cites no source at all")
         return out
@@ -71,7 +77,7 @@ class Validation:
     def to_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "unknown": self.unknown, "uncited": self.uncited,
                 "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "unasked": self.unasked,
-                "claims": self.claims, "attributed": self.attributed, "sentences": len(self.sentences)}
+                "claims": self.claims, "no_quantity": self.no_quantity, "attributed": self.attributed, "sentences": len(self.sentences)}
 
 
 def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
@@ -98,8 +104,29 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
             if lacking:
                 report.unasked.append({"sentence": index, "words": lacking, "cited": [b.number for b in cited]})
         report.claims = claim_findings(answer, blocks)
-        report.valid = report.valid and not report.unsupported and not report.unasked and not report.claims
+        report.no_quantity = bool(question) and asks_quantity(question) and not states_quantity(answer)
+        report.valid = (report.valid and not report.unsupported and not report.unasked and not report.claims
+                        and not report.no_quantity)
     return report
+
+
+_QUANTITY_QUESTION = re.compile(
+    r"\b(?:how (?:many|much|long|often|large|big|far|old)|what (?:value|percentage|number|amount|fee|price|"
+    r"size|length|limit|year|date|deadline)|which (?:year|date|value|number))\b", re.IGNORECASE)
+_QUANTITY = re.compile(
+    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
+    r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly|"
+    r"January|February|March|April|May|June|July|August|September|October|November|December)\b", re.IGNORECASE)
+
+
+def asks_quantity(question: str) -> bool:
+    """"How many ...", "What value ...": an answer without a number does not answer it."""
+    return bool(_QUANTITY_QUESTION.search(question))
+
+
+def states_quantity(answer: str) -> bool:
+    """A number, a number word, a frequency or a month, outside the citation markers."""
+    return bool(_QUANTITY.search(_MARKER.sub(" ", answer)))
 
 
 def claim_findings(answer: str, blocks: list[EvidenceBlock]) -> list[dict[str, Any]]:

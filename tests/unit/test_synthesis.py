@@ -303,3 +303,13 @@ def test_an_answer_with_the_documented_negation_is_kept():
     question = "Does libtasn1 support the ASN.1 REAL type?"
     answer, _ = run(Scripted("No, this version doesn't handle the REAL type [1]."), question=question, blocks=[REAL])
     assert answer.answer_source == "llm" and answer.validation["claims"] == []
+
+
+def test_a_quantity_question_answered_without_a_number_goes_to_repair():
+    question = "What value is assumed when the ack_delay_exponent transport parameter is absent?"
+    backend = Scripted("The acknowledgment delay exponent is used to decode the ACK Delay field [1].",
+                       "A default value of 3 is assumed [1].")
+    answer, _ = run(backend, question=question)
+    assert answer.first_validation["no_quantity"] is True
+    assert "gives none" in backend.prompts[1][-1].content
+    assert answer.answer_source == "llm_repaired" and "3" in answer.answer
