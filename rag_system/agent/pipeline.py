@@ -31,7 +31,8 @@ from rag_system.generation.registry import BackendRegistry
 from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.generation.pruning import excerpts
-from rag_system.generation.terms import initialisms, specific_words, spelled_elsewhere, term_set
+from rag_system.generation.terms import (compound_set, compound_words, initialisms, mentions_compound, specific_words,
+                                         spelled_elsewhere, term_set)
 from rag_system.retrieval.context_line import candidate_body
 from rag_system.retrieval.vocabulary import unmentioned
 from rag_system.retrieval.packer import PackedContext, pack
@@ -248,8 +249,10 @@ class QueryPipeline:
         """The question's names and codes that no selected index mentions (answering.md, "Refusing")."""
         texts = [f"{b.candidate.document_name}\n{b.candidate.heading_path}\n{b.source_text}" for b in packed.blocks]
         evidence, abbreviations = term_set(texts), initialisms("\n".join(texts))
+        compounds = compound_set("\n".join(texts))
         missing = [w for w in specific_words(query)
                    if not term_set([w]) <= evidence and not spelled_elsewhere(w, query, abbreviations)]
+        missing += [w for w in compound_words(query) if not mentions_compound(w, compounds)]
         if not missing:
             return []
         return unmentioned([self.engine.table(i) for i in indexes], missing)

@@ -60,6 +60,34 @@ def term_set(texts: Iterable[str]) -> set[str]:
     return out
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)*")
+
+
+def compound_words(text: str) -> list[str]:
+    """Versions and numbered names as written ("Atlas-8", "HTTP/3", "Qwen3-Embedding-4B", "1.4"):
+    their parts alone ("Atlas", "8") say something else."""
+    found = [t for t in _TOKEN.findall(text) if re.search(r"[-/.]", t) and any(c.isdigit() for c in t)]
+    return list(dict.fromkeys(found))
+
+
+def mentions_compound(word: str, compounds: set[str]) -> bool:
+    """`word` (a compound) is written in the text whose `compound_set` is `compounds`."""
+    wanted = joined(word)
+    return any(wanted in c for c in compounds)
+
+
+def joined(text: str) -> str:
+    """Lower-cased with hyphens, slashes, underscores and spaces dropped ("Atlas-8" = "atlas 8" = "ATLAS8");
+    dots stay, so "1.4" is not "14"."""
+    return re.sub(r"[\s\-/_]+", "", text.lower())
+
+
+def compound_set(text: str) -> set[str]:
+    """`joined` forms of every token of `text` and of each pair of neighbouring tokens."""
+    tokens = [joined(t) for t in _TOKEN.findall(text)]
+    return set(tokens) | {a + b for a, b in zip(tokens, tokens[1:])}
+
+
 def specific_words(text: str) -> list[str]:
     """The words of a question that name the thing asked about, as written, in order.
 
