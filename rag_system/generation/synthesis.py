@@ -11,6 +11,7 @@ if it is still invalid replace it with an extractive answer or a refusal.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -179,7 +180,7 @@ class Synthesizer:
         if report.valid:
             return self._final(text, "llm", blocks, backend.name, "", 0.0, options, report), first
         if not options.repair:
-            return self._replace(question, blocks, options, emit, "citations did not validate"), first
+            return self._replace(question, blocks, options, emit, "citations did not validate", text), first
         fixed, count = attribute(text, blocks, report)
         if count:
             report = check(fixed, blocks, options.verify, question)
@@ -202,7 +203,7 @@ class Synthesizer:
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
             return self._final(second, "llm_repaired", blocks, backend.name, "", 0.0, options, report), first
-        return self._replace(question, blocks, options, emit, "citations still invalid after repair"), first
+        return self._replace(question, blocks, options, emit, "citations still invalid after repair", second), first
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
                              emit: Emit) -> Answer:
@@ -221,8 +222,14 @@ class Synthesizer:
         return self._refusal_answer("the model found no answer in the evidence", emit)
 
     def _replace(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions, emit: Emit,
-                 reason: str) -> Answer:
-        text, why = _extract(question, blocks, options)
+                 reason: str, draft: str = "") -> Answer:
+        """Quote instead of the model's answer, choosing sentences by the question and the draft.
+
+        The draft failed its checks, but it usually names the right passage and its
+        words ("PTO = smoothed_rtt + ..."): the sentences quoted are still verbatim,
+        and must still hold what the question asks.
+        """
+        text, why = _extract(question, blocks, options, draft)
         if text is None:
             return self._refusal_answer(f"{reason}; {why}", emit)
         emit("answer_replaced", {"answer": text, "answer_source": "extractive", "reason": reason})
@@ -256,7 +263,8 @@ def strip_labels(text: str, blocks: list[EvidenceBlock]) -> str:
     return text.strip()
 
 
-def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptions) -> tuple[str | None, str]:
+def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
+             draft: str = "") -> tuple[str | None, str]:
     """Verbatim evidence sentences, or (None, why) when they do not carry what the question asks.
 
     The extractive answer copies the sentences that share most words with the
@@ -264,7 +272,12 @@ def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptio
     it quotes must also hold the question's ask (`ask_coverage`: "salary" for a
     question about a CEO's salary) — by the same rule with or without a model.
     """
-    text = extractive_answer(question, blocks, options.extractive_sentences)
+    chosen = blocks
+    if draft:  # the blocks the draft cited first, its words added to the question's
+        named = {n for _, _, numbers in docent_native.parse_citations(draft) for n in numbers}
+        chosen = [b for b in blocks if b.number in named] + [b for b in blocks if b.number not in named]
+        draft = " " + re.sub(r"\[\d+(?:\s*[-–,]\s*\d+)*\]", " ", draft)
+    text = extractive_answer(question + draft, chosen, options.extractive_sentences)
     if text is None:
         return None, "no evidence sentence matches the question"
     cited = {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
