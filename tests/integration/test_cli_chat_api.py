@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 from tests.integration.api_support import api_settings, build, running_api, write_docs
 
 QUESTION = "How many days of annual leave do employees accrue per year?"
