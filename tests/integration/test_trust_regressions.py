@@ -84,6 +84,18 @@ def test_every_number_an_answer_states_is_in_the_block_it_cites(acquisition, bac
         assert _numbers(sentence) <= said, (sentence, cited)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_documented_no_is_never_answered_with_yes(acquisition, backend):
+    # 07_nda.pdf: "Nothing in this NDA grants any rights to intellectual property, ..."
+    payload, _ = ask(acquisition, "Does the NDA grant TechCorp any rights to StartupXYZ's intellectual property?",
+                     backend=backend)
+    answer = payload["answer"].lower()
+    assert not answer.lstrip("- ").startswith("yes"), payload["answer"]
+    if payload["answer_source"] != "refusal":
+        assert re.search(r"\b(?:no|not|nothing|never|none)\b|n't", answer), payload["answer"]
+        assert all(not c["opposite"] for c in (payload["validation"] or {}).get("claims", []))
+
+
 def test_the_top_ranked_chunk_reaches_the_prompt_when_expansion_makes_passages_large(acquisition):
     query = "How long does the NDA remain in effect?"
     plain, _ = ask(acquisition, query, backend="extractive", context_expand=False)
