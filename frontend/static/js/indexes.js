@@ -3,7 +3,7 @@ import { gateway, uploadFile } from "./api.js";
 import { countsText, followBuild, stopFollowing } from "./build.js";
 import { confirmDialog, el, errorBox, toast } from "./util.js";
 
-const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.txt";
+const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt";
 let root = null;
 let selected = null;
 export const indexState = { list: [] };
