@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from eval.run_answers import main
-from tests.conftest import EVAL_DATA
+from eval.tests import EVAL_DATA
 
 
 def test_custom_folder_and_gold_file_with_extractive_answers(tmp_path: Path) -> None:

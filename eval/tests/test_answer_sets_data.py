@@ -8,7 +8,7 @@ import pytest
 
 from eval.answer_sets import SETS, load_sets
 from eval.answer_sets.check import check_sets, main
-from tests.conftest import EVAL_DATA
+from eval.tests import EVAL_DATA
 
 needs_data = pytest.mark.skipif(not (EVAL_DATA / "localgpt").is_dir(), reason=f"shared eval data not at {EVAL_DATA}")
 
