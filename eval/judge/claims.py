@@ -14,6 +14,7 @@ from dataclasses import dataclass
 _MARKERS = re.compile(r"(?:\s*\[\d+(?:\s*,\s*\d+)*\])+")
 _NUMBER = re.compile(r"\d+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(]?[A-Z0-9])")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 _LEADING = re.compile(r"^[\s\-*•.,;:)]+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'’\-]*")
 
@@ -51,11 +52,16 @@ def _add(claims: list[Claim], text: str, citations: tuple[int, ...]) -> None:
         claims.append(Claim(text, citations))
 
 
-def sentences(text: str) -> list[str]:
-    """Sentences of a claim or a block: split after . ! ? before a capital or digit, and at newlines."""
+def sentences(text: str, wrapped: bool = False) -> list[str]:
+    """Sentences: split after . ! ? before a capital or digit, and at line breaks.
+
+    `wrapped` is for evidence blocks, whose line breaks are often hard wraps
+    (RFCs, PDFs): there only blank lines break, and a sentence runs across lines.
+    """
+    pieces = [" ".join(p.split()) for p in _PARAGRAPH.split(text)] if wrapped else text.splitlines()
     out: list[str] = []
-    for line in text.splitlines():
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if any(ch.isalnum() for ch in s))
+    for piece in pieces:
+        out.extend(s.strip() for s in _SENTENCE_END.split(piece) if any(ch.isalnum() for ch in s))
     return out
 
 

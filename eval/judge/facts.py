@@ -105,9 +105,14 @@ def _names(sentence: str) -> list[Fact]:
     run: list[re.Match[str]] = []
 
     def flush() -> None:
-        words = [m for m in run if _POSSESSIVE.sub("", m.group(0)).lower() not in _NOT_NAMES]
-        if words and not (len(run) == 1 and run[0].start() == _first_word(sentence)):
-            out.append(Fact("name", _POSSESSIVE.sub("", " ".join(m.group(0) for m in words))))
+        if not (len(run) == 1 and run[0].start() == _first_word(sentence)):
+            phrase: list[str] = []
+            for m in [*run, None]:  # a common word ("A", "The") ends a name
+                if m is not None and _POSSESSIVE.sub("", m.group(0)).lower() not in _NOT_NAMES:
+                    phrase.append(m.group(0))
+                elif phrase:
+                    out.append(Fact("name", _POSSESSIVE.sub("", " ".join(phrase))))
+                    phrase = []
         run.clear()
 
     for m in _NAME_TOKEN.finditer(sentence):

@@ -32,7 +32,7 @@ _LEAD = re.compile(r"^\W*(yes|no)\s*[,.;:!\u2014-]", re.IGNORECASE)  # "Yes, …
 #: before their polarities are compared (below it the two are about different things).
 SENTENCE_MATCH = 0.6
 #: Share of the documented sentence's content words an answer sentence must hold to carry a stance.
-STANCE_MATCH = 0.5
+STANCE_MATCH = 0.75
 
 
 def is_negative(sentence: str) -> bool:
@@ -61,7 +61,7 @@ class PolarityError:
 def sentence_errors(claims: list[Claim], blocks: dict[int, str]) -> list[PolarityError]:
     errors: list[PolarityError] = []
     for claim in claims:
-        cited = [s for n in claim.citations if n in blocks for s in sentences(blocks[n])]
+        cited = [s for n in claim.citations if n in blocks for s in sentences(blocks[n], wrapped=True)]
         if not cited:
             continue
         candidates = [(s, content_words(s, NEGATION_WORDS)) for s in cited]

@@ -65,9 +65,19 @@ def test_a_yes_against_a_doesnt_is_a_polarity_error() -> None:
     assert [(e.sentence, e.cited_sentence) for e in errors] == [
         ("Yes, libtasn1 handles the REAL type", "Limitations: This version doesn't handle the REAL type.")]
     assert sentence_errors(split_claims("This version doesn't handle the REAL type. [1]"), blocks) == []
+    wrapped = {3: "   endpoint receives.  An endpoint MUST NOT\n   provide more connection IDs than the peer's limit.  An endpoint MAY\n"}
+    assert sentence_errors(split_claims("An endpoint MUST NOT provide more connection IDs than the peer's limit. [3]"),
+                           wrapped) == []
     doq = {2: "DoQ connections MUST NOT use UDP port 53."}
     assert len(sentence_errors(split_claims("DoQ connections may use UDP port 53 [2]."), doq)) == 1
     assert sentence_errors(split_claims("No, DoQ connections must not use UDP port 53 [2]."), doq) == []
+
+
+def test_a_common_word_ends_a_name() -> None:
+    block = "Figure 18: Retry Packet\n\n   A Retry packet does not contain any protected fields."
+    assert _unsupported("Figure 18: Retry Packet A Retry packet does not contain any protected fields.", block) == []
+    assert [f.text for f in extract_facts("He met The Board of Directors and Sarah Chen.") if f.kind == "name"] == \
+        ["Board", "Directors", "Sarah Chen"]
 
 
 def test_stance_reads_a_leading_yes_or_no_else_the_closest_sentence() -> None:
@@ -78,6 +88,9 @@ def test_stance_reads_a_leading_yes_or_no_else_the_closest_sentence() -> None:
     assert stance(split_claims(verbatim), documented) == "negative"
     assert stance(split_claims("No pending employment disputes. [1]"), "StartupXYZ owns 3 registered trademarks") \
         is None
+    # Sharing the topic is not taking a stance: the answer must be about the documented sentence itself.
+    assert stance(split_claims("Endpoints MUST send Stateless Resets formatted as a short header packet. [1]"),
+                  "Stateless Resets do not have any cryptographic protection.") is None
     assert is_negative("Stateless Resets do not have any cryptographic protection.")
     assert is_negative("Python does not allow leading ‘0’ in a decimal number")
     assert is_negative("This doesn’t guarantee privacy") and not is_negative("Backflushing is recommended weekly.")
