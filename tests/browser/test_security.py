@@ -4,7 +4,7 @@ The answer is real: a document whose sentence holds the payload is indexed,
 and the extractive backend quotes that sentence verbatim, so the payload
 travels RAG API -> gateway history -> web app exactly as a hostile
 document's text (or a manipulated model's output) would. The services and
-the browser come from tests/browser/conftest.py.
+the browser come from conftest.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import DESKTOP, Stack, browser, stack  # noqa: F401 (fixtures)
+from tests.browser.conftest import DESKTOP, Stack
 from tests.integration.gateway_helpers import Client
 
 pytestmark = pytest.mark.slow
