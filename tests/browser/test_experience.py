@@ -99,12 +99,14 @@ def test_build_progress_moves_at_least_every_two_seconds(page: Any, stack: Stack
     assert end - start > 20_000, "the build was too short to show anything"
     times = [t for t, *_ in labels]
     gaps = [b - a for a, b in zip(times, times[1:])]
-    assert max(gaps) <= 2_000, f"the progress text stood still for {max(gaps):.0f} ms"
+    worst = max(range(len(gaps)), key=gaps.__getitem__)
+    assert gaps[worst] <= 2_000, f"the progress text stood still for {gaps[worst]:.0f} ms: {labels[worst:worst + 2]}"
     # not only the clock: while the files embed, the measured figures themselves move every 2 s
     embedding = [(t, text) for t, text, _ in labels if text.startswith("Embedding")]
     moves = [t for (t, text), (_, before) in zip(embedding[1:], embedding) if text != before]
     assert len(moves) >= 5, embedding[:5]
-    assert max(b - a for a, b in zip([embedding[0][0], *moves], moves)) <= 2_000
+    steps = [b - a for a, b in zip([embedding[0][0], *moves], moves)]
+    assert max(steps) <= 2_000, f"the embedding figures stood still for {max(steps):.0f} ms"
     assert any("chunks" in text and "%" in text for _, text in embedding)
     assert any("left" in eta for *_, eta in labels), "an ETA from the measured rate"
     assert "Build finished. 10 files: 10 indexed" in page.inner_text("#build-label")

@@ -32,6 +32,9 @@ export function countsText(pages, chunks, embedded = null) {
 
 const STAGES = { planning: "Starting", converting: "Reading files", embedding: "Embedding", refreshing: "Updating the search index",
   finishing: "Finishing", done: "Done" };
+// What the builder is doing to a file, after its latest event.
+const ACTIVITY = { file_started: "reading", file_converted: "chunking", file_chunked: "queued for embedding", file_embedding: "embedding",
+  file_embedded: "saving", file_written: "saved", file_unchanged: "unchanged:", file_failed: "failed:", file_duplicate: "duplicate:" };
 const num = (n) => Number(n || 0).toLocaleString("en");
 const secs = (s) => (s >= 90 ? `${Math.round(s / 60)} min` : `${Math.max(1, Math.round(s))} s`);
 
@@ -61,7 +64,8 @@ export function followBuild(indexId, jobId, box, onFinished) {
   box.scrollIntoView({ block: "nearest", behavior: "smooth" });
   const rows = new Map();
   const progress = { done: 0, total: 0 };
-  let overall = null, overallAt = 0;
+  let overall = null, overallAt = 0, activity = "";
+  label.setAttribute("aria-busy", "true"); // read out once the build ends, not at every step
   // The clock between events: elapsed time and the ETA count down, so a quiet step still shows life.
   const clock = setInterval(() => {
     if (ctl.signal.aborted || box.dataset.state) { clearInterval(clock); return; }
@@ -100,7 +104,8 @@ export function followBuild(indexId, jobId, box, onFinished) {
       bar.value = p.fraction;
       const failed = p.files_failed ? `, ${p.files_failed} failed` : "";
       const chunks = p.chunks_total ? ` · ${num(p.chunks_done)} / ${num(p.chunks_total)} chunks` : "";
-      label.textContent = `${STAGES[p.stage] || state}: ${Math.floor(p.fraction * 100)}% · ${progress.done} of ${progress.total} files${failed}${chunks}`;
+      const now = activity && p.stage !== "refreshing" ? ` · ${activity}` : "";
+      label.textContent = `${STAGES[p.stage] || state}: ${Math.floor(p.fraction * 100)}% · ${progress.done} of ${progress.total} files${failed}${chunks}${now}`;
       return;
     }
     bar.max = Math.max(progress.total, 1);
@@ -114,7 +119,7 @@ export function followBuild(indexId, jobId, box, onFinished) {
       Object.assign(r, { state: f.state, pages: f.pages ?? r.pages, chunks: f.chunks ?? r.chunks, embedded: f.chunks_done ?? r.embedded, error: f.error });
       paint(r);
     }
-    paintBar(job.state, job.progress?.fraction !== undefined ? job.progress : overall);
+    paintBar(job.state, job.overall?.fraction !== undefined ? job.overall : overall);
   };
   const fail = (err, retry) => {
     if (ctl.signal.aborted) return;
@@ -131,6 +136,7 @@ export function followBuild(indexId, jobId, box, onFinished) {
     showRecord(job);
     if (!FINISHED.has(job.state)) { setTimeout(settle, POLL_MS); return; } // polling, or the stream ended early
     box.dataset.state = job.state;
+    label.removeAttribute("aria-busy");
     clearInterval(clock);
     eta.textContent = overall ? `in ${secs(overall.elapsed_s)}` : "";
     bar.max = 1;
@@ -151,6 +157,7 @@ export function followBuild(indexId, jobId, box, onFinished) {
     if (!data.path || !(type in FILE_STATES)) { if (data.progress) paintBar("running", data.progress); return; }
     const r = row(data.path);
     r.state = FILE_STATES[type];
+    activity = `${ACTIVITY[type] || r.state} ${shortName(data.path)}`;
     if (data.pages != null) r.pages = data.pages;
     if (data.chunks != null) r.chunks = data.chunks;
     if (data.chunks_done != null) r.embedded = data.chunks_done;
