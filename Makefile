@@ -89,7 +89,7 @@ test-unit: setup
 	$(call PYTEST,tests/unit)
 
 test-integration: setup
-	$(call PYTEST,tests/integration tests/reliability tests/scale)
+	$(call PYTEST,tests/integration tests/reliability tests/scale eval/tests)
 
 test-browser: setup-browser setup
 	$(call PYTEST,tests/browser)

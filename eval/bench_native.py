@@ -5,7 +5,7 @@ This CLI times each one at realistic sizes (fusing two 10,000-candidate
 retrieval lists; fingerprinting a ~200 MB corpus of 200 files; checking a
 12-sentence answer against 10 blocks of 300 words; picking evidence sentences
 from 20 blocks of 400 words; the evidence contrast of 10,000 similarities)
-against the reference in ``eval.native_reference`` and prints milliseconds
+against the reference in ``testkit.native_reference`` and prints milliseconds
 and speed-up.
 It also checks both sides return identical results before timing them.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import docent_native
 
-from eval.native_reference import (
+from testkit.native_reference import (
     evidence_contrast_reference,
     rrf_fuse_reference,
     select_evidence_sentences_reference,

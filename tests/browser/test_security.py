@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from testkit.client import Client
 from tests.browser.conftest import DESKTOP, Stack
-from tests.integration.gateway_helpers import Client
 
 pytestmark = pytest.mark.slow
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from testkit.client import Client
+from testkit.docs import make_pdf
 from tests.browser.conftest import DESKTOP, PHONE, Stack
 from tests.browser.helpers import BLANK, in_order, new_chat_on, phase_states, shot, wait_until, watch_file_states
-from tests.fixtures_docs import make_pdf
-from tests.integration.gateway_helpers import Client
 
 pytestmark = pytest.mark.slow
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from testkit.client import Client
+from testkit.docs import make_pdf
 from tests.browser.conftest import DESKTOP, PHONE, Stack
 from tests.browser.helpers import new_chat_on, shot, wait_until
-from tests.fixtures_docs import make_pdf
-from tests.integration.gateway_helpers import Client
 
 pytestmark = pytest.mark.slow
 

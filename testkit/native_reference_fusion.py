@@ -1,6 +1,6 @@
 """Pure-Python references for ``docent_native.rrf_fuse`` and ``score_fuse``.
 
-Split out of ``eval.native_reference`` (which re-exports both) to keep each
+Split out of ``testkit.native_reference`` (which re-exports both) to keep each
 reference module small; the same rules apply: boring, exact, validation in
 the Rust core's order.
 """

@@ -21,8 +21,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-from eval.stack import MODEL_ENV
-from tests.integration.gateway_helpers import free_port
+from testkit.processes import free_port
+from testkit.stack import MODEL_ENV
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,18 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testkit.processes import free_port
+
 READY_TIMEOUT_S = 180.0
 STOP_GRACE_S = 10.0
 
 
 class ReplicaError(RuntimeError):
     """A RAG API process exited or never became ready."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)

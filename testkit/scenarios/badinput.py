@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from eval.stack import Seed
+from testkit.stack import Seed
 
 SEED = 20261129
 

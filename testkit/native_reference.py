@@ -47,7 +47,7 @@ def sha256_files_reference(
     return digests
 
 
-from eval.native_reference_fusion import rrf_fuse_reference, score_fuse_reference  # noqa: E402,F401  (one public module)
+from testkit.native_reference_fusion import rrf_fuse_reference, score_fuse_reference  # noqa: E402,F401 (one module)
 
 
 # --- Evidence contrast -------------------------------------------------------

@@ -1,31 +1,23 @@
-"""Real servers for the gateway's integration tests: subprocesses on free loopback ports.
+"""The real services as subprocesses on free loopback ports, for tests/ and eval/ alike.
 
 `GatewayProcess` runs `python -m backend`, `RagApiProcess` runs
-`python -m rag_system api`; both share one temporary `DOCENT_DATA_DIR`.
-`Client` speaks plain HTTP with urllib (no proxies), so the tests exercise
-exactly what a browser or a script would.
+`python -m rag_system api`; both share one temporary `DOCENT_DATA_DIR`, and
+each carries a `testkit.client.Client`, so callers exercise exactly what a
+browser or a script would.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
-import urllib.request
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from tests.conftest import REPO_ROOT
-
-RAG_API_PRESENT = (REPO_ROOT / "rag_system" / "api" / "main.py").is_file()
-RAG_API_MISSING_REASON = ("the RAG API (rag_system/api, branch rag-api) has not landed in this tree yet; "
-                          "these tests run against a real `python -m rag_system api`")
+from testkit import REPO_ROOT
+from testkit.client import Client
 
 
 def free_port() -> int:
@@ -40,63 +32,6 @@ def base_env(data_dir: Path, **extra: str) -> dict[str, str]:
                 "PYTHONUNBUFFERED": "1", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
     env.update(extra)
     return env
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-class Client:
-    def __init__(self, base_url: str, token: str = "") -> None:
-        self.base_url = base_url
-        self.token = token
-        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
-             headers: dict[str, str] | None = None, timeout: float = 120.0) -> Reply:
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        req = urllib.request.Request(self.base_url + path, data=data, method=method)
-        if body is not None and raw is None:
-            req.add_header("Content-Type", "application/json")
-        if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
-        for name, value in (headers or {}).items():
-            req.add_header(name, value)
-        try:
-            with self.opener.open(req, timeout=timeout) as resp:
-                return Reply(resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read())
-        except urllib.error.HTTPError as exc:
-            return Reply(exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read())
-
-    def get(self, path: str, **kw: Any) -> Reply:
-        return self.call("GET", path, **kw)
-
-    def post(self, path: str, body: Any = None, **kw: Any) -> Reply:
-        return self.call("POST", path, body, **kw)
-
-    def delete(self, path: str, **kw: Any) -> Reply:
-        return self.call("DELETE", path, **kw)
-
-    def upload(self, path: str, files: list[tuple[str, bytes]], field: str = "files") -> Reply:
-        body, ctype = multipart_body(files, field)
-        return self.call("POST", path, raw=body, headers={"Content-Type": ctype})
-
-
-def multipart_body(files: list[tuple[str, bytes]], field: str = "files") -> tuple[bytes, str]:
-    boundary = uuid.uuid4().hex
-    out = b""
-    for name, data in files:
-        out += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{name}\"\r\n"
-                f"Content-Type: application/octet-stream\r\n\r\n").encode() + data + b"\r\n"
-    out += f"--{boundary}--\r\n".encode()
-    return out, f"multipart/form-data; boundary={boundary}"
 
 
 class _Process:

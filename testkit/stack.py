@@ -4,7 +4,7 @@ Both share one `DOCENT_DATA_DIR` and one API token. A fault scenario kills a
 process with SIGKILL (`kill9`) and starts it again on the same port
 (`restart`); a snapshot of everything a user owns (sessions, messages,
 indexes, stored files, chunk counts) lets a run prove that bad input changed
-nothing. The processes come from `tests.integration.gateway_helpers`, so
+nothing. The processes come from `testkit.processes`, so
 tests and the stress harness start the services exactly the same way.
 """
 
@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fixtures_docs import make_pdf
-from tests.integration.gateway_helpers import Client, GatewayProcess, RagApiProcess, free_port
+from testkit.client import Client
+from testkit.docs import make_pdf
+from testkit.processes import GatewayProcess, RagApiProcess, free_port
 
 TOKEN = "reliability-token-3f9c"
 SEED_MD = ("# Zephyr turbine\n\nThe zephyr turbine produces 42 kilowatts at a wind speed of 12 metres per second.\n\n"

@@ -7,11 +7,11 @@
   an answer from its embedded `llamacpp` backend (the packaged 0.5B GGUF,
   `MODEL_ENV`); restart it: the RAG API's save retries land the turn, once.
 - `llm_dies_mid_answer`: SIGKILL llama-cpp-python's OpenAI-compatible server
-  (`eval.model_server`, same GGUF) on the first streamed token: the answer
+  (`testkit.model_server`, same GGUF) on the first streamed token: the answer
   falls back to extractive, with citations that point at real chunks, and the
   cut-off tokens are never the answer. (Ollama's NDJSON cut-off is covered on
   the parser in tests/unit/test_remote_streams.py: no Ollama server runs here.)
-- Disk full and a locked SQLite database live in `eval.faults_storage`.
+- Disk full and a locked SQLite database live in `testkit.scenarios.faults_storage`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.model_server import ModelServer
-from eval.stack import MODEL_ENV, SEED_MD, SEED_QUESTION, Stack, wait_build
-from tests.integration.api_support import read_events
+from testkit.client import read_events
+from testkit.model_server import ModelServer
+from testkit.stack import MODEL_ENV, SEED_MD, SEED_QUESTION, Stack, wait_build
 
 
 @dataclass

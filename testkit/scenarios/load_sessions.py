@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.stack import Stack, wait_job
-from tests.integration.gateway_helpers import Client
+from testkit.client import Client
+from testkit.stack import Stack, wait_job
 
 QUESTIONS = ("How often is the zephyr turbine gearbox inspected?", "What power does the zephyr turbine produce?",
              "At what wind speed does the zephyr turbine produce 42 kilowatts?",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import http.client
 from dataclasses import dataclass, field
 
-from eval.badinput import fill_path, routes, valid_params
-from eval.stack import Stack
+from testkit.scenarios.badinput import fill_path, routes, valid_params
+from testkit.stack import Stack
 
 EVIL_ORIGIN = "https://evil.example"
 ALLOWED_ORIGIN = "http://127.0.0.1:3000"  # in the default DOCENT_CORS_ORIGINS of both services

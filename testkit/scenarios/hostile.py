@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.stack import Stack, wait_build
-from tests.fixtures_docs import (
+from testkit.docs import (
     HTML_SCRIPT_MARKER,
     make_binary_as_text,
     make_encrypted_pdf,
@@ -26,6 +25,7 @@ from tests.fixtures_docs import (
     make_text,
     make_truncated_pdf,
 )
+from testkit.stack import Stack, wait_build
 
 #: Environment of the RAG API under test: the page cap and the file-size cap (which scales the bomb limit).
 HOSTILE_ENV = {"DOCENT_MAX_PAGES": "1000", "DOCENT_MAX_FILE_BYTES": str(3 * 1024 * 1024)}

@@ -19,9 +19,10 @@ import threading
 import time
 from pathlib import Path
 
-from eval.faults import FaultResult
-from eval.stack import SEED_MD, Stack, changed, wait_build, wait_job
-from tests.integration.gateway_helpers import Client, GatewayProcess
+from testkit.client import Client
+from testkit.processes import GatewayProcess
+from testkit.scenarios.faults import FaultResult
+from testkit.stack import SEED_MD, Stack, changed, wait_build, wait_job
 
 
 class MountRefusedError(RuntimeError):
