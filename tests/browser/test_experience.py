@@ -12,7 +12,7 @@ import pytest
 
 from tests.browser.conftest import PHONE, Stack
 from tests.browser.helpers import new_chat_on, shot, wait_until
-from tests.integration.gateway_helpers import Client
+from testkit.client import Client
 
 pytestmark = pytest.mark.slow
 
