@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from rag_system.chunking.cohesion import best_break, gap_cohesion
+from rag_system.chunking.locations import Lines, block_lines, location_metadata, sentence_lines
 from rag_system.chunking.sentences import split_sentences
 from rag_system.ingestion.types import Block, ConvertedDocument
 
@@ -116,6 +117,7 @@ class _Unit:
     starts_block: bool
     # Lexical cohesion across the gap before this unit when it opens a paragraph.
     cohesion: float | None = None
+    lines: Lines = None  # its first and last line in the source file, when the format has lines
 
 
 def chunk_id_for(document_id: str, version: str, ordinal: int) -> str:
@@ -225,20 +227,22 @@ def _sections(blocks: Iterable[Block]) -> Iterable[tuple[tuple[str, ...], list[B
 
 
 def _units(blocks: list[Block], count_tokens: TokenCounter, max_tokens: int) -> list[_Unit]:
-    raw: list[tuple[str, int, str, bool]] = []
+    raw: list[tuple[str, int, str, bool, Lines]] = []
     for block in blocks:
         if block.block_type in _ATOMIC or block.block_type == "heading":
-            raw.append((block.text.strip(), block.page, block.block_type, True))
+            text = block.text.strip()
+            raw.append((text, block.page, block.block_type, True, block_lines(block, text)))
             continue
-        for i, sentence in enumerate(split_sentences(block.text)):
-            raw.append((sentence, block.page, block.block_type, i == 0))
+        sentences = split_sentences(block.text)
+        for i, (sentence, lines) in enumerate(zip(sentences, sentence_lines(block, sentences))):
+            raw.append((sentence, block.page, block.block_type, i == 0, lines))
     counts = count_tokens([text for text, *_ in raw])
     units: list[_Unit] = []
-    for (text, page, kind, first), tokens in zip(raw, counts):
+    for (text, page, kind, first, lines), tokens in zip(raw, counts):
         if tokens <= max_tokens:
-            units.append(_Unit(text, page, kind, tokens, first))
+            units.append(_Unit(text, page, kind, tokens, first, lines=lines))
         else:
-            units.extend(_split_oversized(text, page, kind, count_tokens, max_tokens))
+            units.extend(replace(u, lines=lines) for u in _split_oversized(text, page, kind, count_tokens, max_tokens))
     return units
 
 
@@ -344,17 +348,19 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
     kinds = [u.block_type for u in units if u.block_type != "heading"] or ["paragraph"]
     block_type = max(set(kinds), key=lambda k: (sum(u.tokens for u in units if u.block_type == k), k))
     pages = sorted({u.page for u in units})
+    text = _join(units, prefix)
     metadata: dict[str, object] = {
         "file_type": doc.file_type,
         "source_path": str(doc.path),
         "pages": pages,
+        **location_metadata(text, [(u.text, u.page, u.lines) for u in units], doc.file_type, doc.page_count),
     }
     if any(u.block_type == "ocr" for u in units):
         metadata["ocr_engine"] = doc.ocr_engine
     return Chunk(
         chunk_id=chunk_id_for(document_id, version, ordinal),
         chunk_index=ordinal,
-        text=_join(units, prefix),
+        text=text,
         page_start=pages[0],
         page_end=pages[-1],
         heading_path=" > ".join(heading_path),
