@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from rag_system.chunking.cohesion import best_break, gap_cohesion
+from rag_system.chunking.locations import Lines, block_lines, location_metadata, sentence_lines
 from rag_system.chunking.sentences import split_sentences
 from rag_system.chunking.table_rows import row_metadata, split_rows
 from rag_system.ingestion.types import Block, ConvertedDocument, TableRows
@@ -117,6 +118,7 @@ class _Unit:
     starts_block: bool
     # Lexical cohesion across the gap before this unit when it opens a paragraph.
     cohesion: float | None = None
+    lines: Lines = None  # its first and last line in the source file, when the format has lines
     # The rows of a sheet/CSV table this unit holds (its text renders them under the header).
     table: TableRows | None = None
 
@@ -234,31 +236,33 @@ def _sections(blocks: Iterable[Block]) -> Iterable[tuple[tuple[str, ...], list[B
 
 
 def _units(blocks: list[Block], count_tokens: TokenCounter, max_tokens: int) -> list[_Unit]:
-    raw: list[tuple[str, int, str, bool]] = []
+    raw: list[tuple[str, int, str, bool, Lines]] = []
     tables: list[list[_Unit]] = []  # each sheet/CSV table's pieces, in order
     for block in blocks:
         if block.table is not None:
             tables.append([_Unit(text, block.page, "table", tokens, True, table=rows)
                            for rows, text, tokens in split_rows(block.table, count_tokens, max_tokens)])
-            raw.append(("", block.page, "table", True))  # its place in the order; replaced below
+            raw.append(("", block.page, "table", True, None))  # its place in the order; replaced below
             continue
         if block.block_type in _ATOMIC or block.block_type == "heading":
-            raw.append((block.text.strip(), block.page, block.block_type, True))
+            text = block.text.strip()
+            raw.append((text, block.page, block.block_type, True, block_lines(block, text)))
             continue
-        for i, sentence in enumerate(split_sentences(block.text)):
-            raw.append((sentence, block.page, block.block_type, i == 0))
+        sentences = split_sentences(block.text)
+        for i, (sentence, lines) in enumerate(zip(sentences, sentence_lines(block, sentences))):
+            raw.append((sentence, block.page, block.block_type, i == 0, lines))
     counts = count_tokens([text for text, *_ in raw])
     units: list[_Unit] = []
     pending_tables = iter(tables)
-    for (text, page, kind, first), tokens in zip(raw, counts):
+    for (text, page, kind, first, lines), tokens in zip(raw, counts):
         if not text and kind == "table":
             for unit in next(pending_tables):
                 units.extend([unit] if unit.tokens <= max_tokens else
                              _split_oversized(unit.text, unit.page, "table", count_tokens, max_tokens))
         elif tokens <= max_tokens:
-            units.append(_Unit(text, page, kind, tokens, first))
+            units.append(_Unit(text, page, kind, tokens, first, lines=lines))
         else:
-            units.extend(_split_oversized(text, page, kind, count_tokens, max_tokens))
+            units.extend(replace(u, lines=lines) for u in _split_oversized(text, page, kind, count_tokens, max_tokens))
     return units
 
 
@@ -364,10 +368,12 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
     kinds = [u.block_type for u in units if u.block_type != "heading"] or ["paragraph"]
     block_type = max(set(kinds), key=lambda k: (sum(u.tokens for u in units if u.block_type == k), k))
     pages = sorted({u.page for u in units})
+    text = _join(units, prefix)
     metadata: dict[str, object] = {
         "file_type": doc.file_type,
         "source_path": str(doc.path),
         "pages": pages,
+        **location_metadata(text, [(u.text, u.page, u.lines) for u in units], doc.file_type, doc.page_count),
     }
     if any(u.block_type == "ocr" for u in units):
         metadata["ocr_engine"] = doc.ocr_engine
@@ -377,7 +383,7 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
     return Chunk(
         chunk_id=chunk_id_for(document_id, version, ordinal),
         chunk_index=ordinal,
-        text=_join(units, prefix),
+        text=text,
         page_start=pages[0],
         page_end=pages[-1],
         heading_path=" > ".join(heading_path),

@@ -39,6 +39,7 @@ class Block:
     page: int  # 1-based page number; text formats use 1 (or a sheet/slide number)
     block_type: str = "paragraph"
     heading_path: tuple[str, ...] = ()
+    line: int = 0  # first line in the source file (text formats), so citations can say where; 0 = unknown
     table: TableRows | None = None  # row structure of a sheet or CSV table (`text` is its rendering)
 
 
