@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import PHONE, Stack
+from tests.browser.conftest import DESKTOP, PHONE, Stack
 from tests.browser.helpers import new_chat_on, shot, wait_until
 from testkit import REPO_ROOT
 from testkit.client import Client
@@ -95,6 +95,9 @@ def test_build_progress_moves_at_least_every_two_seconds(page: Any, stack: Stack
     page.click("#build-index")
     page.wait_for_selector("#build-label")
     shot(page, "indexes-building-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "indexes-building-phone")
+    page.set_viewport_size(DESKTOP)
     assert page.evaluate("""() => { const r = document.getElementById('build-progress').getBoundingClientRect();
         return r.top >= 0 && r.top < innerHeight; }"""), "the progress section is in view when the build starts"
     page.wait_for_selector("#build-progress[data-state=done]", timeout=600_000)
@@ -147,6 +150,9 @@ def test_the_answer_card_keeps_one_layout_from_first_token_to_end(page: Any, sta
         (first["x"], first["width"], first["columns"], first["display"]), (first, last)
     assert first["columns"] == 1
     shot(page, "chat-model-answer-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "chat-model-answer-phone")
+    page.set_viewport_size(DESKTOP)
     page.evaluate("""() => { const s = JSON.parse(localStorage.getItem('docent.settings.v1')); s.backend = '';
         localStorage.setItem('docent.settings.v1', JSON.stringify(s)); }""")
 
@@ -185,6 +191,9 @@ def test_a_citation_opens_on_the_page_of_its_sentence_highlighted(page: Any, sta
     marked = highlight_rows(page)
     assert 0 < marked <= 60, f"the highlight covers {marked} pixel rows: the sentence, not the whole passage"
     shot(page, "citation-page2-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "citation-page2-phone")
+    page.set_viewport_size(DESKTOP)
     page.click("#viewer-prev")
     page.wait_for_function("document.getElementById('viewer-page').textContent.startsWith('Page 1')")
     page.wait_for_function("document.querySelector('#page-viewer img.page-image')?.alt.startsWith('Page 1')")
@@ -250,6 +259,9 @@ def test_an_index_built_with_the_cli_appears_in_the_web_app(page: Any, stack: St
         page.wait_for_timeout(1000)
     assert "from the command line" in page.inner_text(".index-pick[data-id='fieldnotes'] .count")
     shot(page, "indexes-cli-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "indexes-cli-phone")
+    page.set_viewport_size(DESKTOP)
     # and it answers like any other
     ask_in_new_chat(page, stack, "fieldnotes", "When does the avocet nest?")
     assert "April" in page.inner_text(".msg.assistant .answer")
