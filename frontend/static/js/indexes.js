@@ -4,7 +4,7 @@ import { countsText, followBuild, stopFollowing } from "./build.js";
 import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
 const num = (n) => Number(n || 0).toLocaleString("en");
-const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.txt";
+const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt";
 let root = null;
 let selected = null;
 export const indexState = { list: [] };
