@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use crate::chars::is_word;
 use crate::dates::{block_dates, Date};
 use crate::facts::{prepare, search_text, sentence_facts, Key, Kind};
-use crate::markers::parse_citations_chars;
+use crate::cited::parse_citations_chars;
 use crate::numbers::block_values;
 use crate::polarity::{answer_stance, evidence_stance, strong_share, Stance};
 use crate::sentences::split_chars;
