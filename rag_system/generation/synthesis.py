@@ -143,8 +143,11 @@ class Synthesizer:
         messages = grounded_messages(question, evidence, options.history)
         prompt = backend.prompt_tokens(messages, options.params.model)
         rate = backend.prompt_rate()
+        estimate = round(prompt / rate, 1) if rate else None
+        passages = f"{len(blocks)} passage{'s' if len(blocks) != 1 else ''}"
         emit("generation_started", {"backend": backend.name, "passages": len(blocks), "prompt_tokens": prompt,
-                                    "estimated_s": round(prompt / rate, 1) if rate else None})
+                                    "estimated_s": estimate,
+                                    "message": f"Reading {passages}" + (f" (~{estimate:.0f} s)" if estimate else "")})
         first_token: float | None = None
         with closing(backend.stream(messages, options.params, result)) as pieces:
             for piece in pieces:
