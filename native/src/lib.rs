@@ -6,6 +6,7 @@
 //! maps errors to the Python exceptions promised in `docent_native.pyi`.
 //! Keeping the core PyO3-free lets `cargo test` cover it.
 
+pub mod block_numbers;
 pub mod chars;
 pub mod claims;
 #[cfg(test)]
@@ -267,6 +268,7 @@ fn check_claims<'py>(
                 let pd = PyDict::new(py);
                 pd.set_item("answer_negated", p.answer_negated)?;
                 pd.set_item("evidence_negated", p.evidence_negated)?;
+                pd.set_item("agrees", p.agrees)?;
                 pd.set_item("block", p.block)?;
                 pd.set_item("start", p.start)?;
                 pd.set_item("end", p.end)?;
