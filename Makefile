@@ -1,6 +1,7 @@
 # Docent: `make run` sets everything up and starts the product (run_system.py:
 # RAG API, gateway and, once it exists, the frontend; Ctrl-C stops them),
-# `make test` sets everything up and runs the whole test suite.
+# `make test` sets everything up and runs the whole test suite (Rust, then the unit, integration and
+# browser layers: `make test-unit`, `make test-integration`, `make test-browser` run one layer each).
 
 PYTHON ?= python3
 VENV := .venv
@@ -13,7 +14,7 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup setup-browser run test test-rust test-python test-browser clean-venv
+.PHONY: setup setup-browser run test test-rust test-unit test-integration test-browser clean-venv
 
 setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json
 
@@ -53,15 +54,19 @@ frontend/node_modules/.package-lock.json: frontend/package.json frontend/package
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The browser tests drive Debian's chromium (Playwright cannot download browsers here).
+# The browser tests drive Debian's chromium (Playwright cannot download browsers here). `make test`
+# checks it before the (long) setup, so a machine without it and without root+apt stops at once with
+# one line naming the fix instead of failing in the browser layer after the rest of the suite.
+CHROMIUM ?= $(or $(DOCENT_CHROMIUM),/usr/bin/chromium)
+export DOCENT_CHROMIUM := $(CHROMIUM)
+
 setup-browser:
-	@if [ -x /usr/bin/chromium ]; then echo "chromium: $$(/usr/bin/chromium --version)"; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq chromium; \
-	else echo "install Debian's chromium (sudo apt-get install chromium) for tests/browser" >&2; exit 1; fi
-
-test-browser: setup
-	$(PY) -m pytest -q tests/browser
-
+	@if [ -x "$(CHROMIUM)" ]; then echo "chromium: $$("$(CHROMIUM)" --version 2>/dev/null)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium for tests/browser (apt-get install chromium)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null && \
+		{ [ -x "$(CHROMIUM)" ] || { echo "error: apt installed chromium but $(CHROMIUM) is missing: set CHROMIUM=<path>" >&2; exit 1; }; }; \
+	else echo "error: the browser tests need Chromium at $(CHROMIUM): run 'sudo apt-get install chromium' (or 'sudo make setup-browser'), or set CHROMIUM=<path to a Chromium binary>" >&2; exit 1; fi
 
 # Runs in the foreground until Ctrl-C; `make run RUN_ARGS="--no-frontend --gateway-port 8080"`
 # passes flags through. Documents are added through the gateway (upload + build)
@@ -69,15 +74,25 @@ test-browser: setup
 run: setup
 	$(PY) run_system.py $(RUN_ARGS)
 
-test: setup test-rust test-python
+# setup-browser comes first: it is the one prerequisite setup cannot provide without root.
+test: setup-browser setup
+	$(MAKE) --no-print-directory test-rust test-unit test-integration test-browser
 
 test-rust:
 	cd native && cargo test --quiet
 
-# pytest exits 5 when it collected nothing: a suite that runs no test is a failure here.
-test-python:
-	@$(PY) -m pytest -q; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+# pytest exits 5 when it collected nothing: a layer that runs no test is a failure here.
+PYTEST = @$(PY) -m pytest -q $(1); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests in $(1)" >&2; exit 1; fi; exit $$rc
+
+test-unit: setup
+	$(call PYTEST,tests/unit)
+
+test-integration: setup
+	$(call PYTEST,tests/integration tests/reliability tests/scale eval/tests)
+
+test-browser: setup-browser setup
+	$(call PYTEST,tests/browser)
 
 clean-venv:
 	rm -rf $(VENV)

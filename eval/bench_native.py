@@ -7,7 +7,7 @@ retrieval lists; fingerprinting a ~200 MB corpus of 200 files; checking a
 check of a 12-sentence answer full of numbers, dates and names against those
 blocks seasoned with facts; picking evidence sentences
 from 20 blocks of 400 words; the evidence contrast of 10,000 similarities)
-against the reference in ``eval.native_reference`` and prints milliseconds
+against the reference in ``testkit.native_reference`` and prints milliseconds
 and speed-up.
 It also checks both sides return identical results before timing them.
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import docent_native
 
-from eval.native_reference import (
+from testkit.native_reference import (
     evidence_contrast_reference,
     rrf_fuse_reference,
     select_evidence_sentences_reference,
@@ -40,7 +40,7 @@ from eval.native_reference import (
     sha256_files_reference,
     validate_citations_reference,
 )
-from eval.native_reference_claims import check_claims_reference
+from testkit.native_reference_claims import check_claims_reference
 
 
 @dataclass(frozen=True)

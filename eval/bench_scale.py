@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from eval.corpora import known_corpora, load_gold
-from eval.replicas import Replica, base_env, call_json, free_port, replicas, wait_ready
-from eval.seaweed import READER, WRITER, S3Server, seaweed
+from testkit.replicas import Replica, base_env, call_json, free_port, replicas, wait_ready
+from testkit.seaweed import READER, WRITER, S3Server, seaweed
 
 log = logging.getLogger("eval.bench_scale")
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "eval-data"

@@ -3,13 +3,13 @@
 Starts a gateway and a RAG API (extractive backend, token configured) in a
 temporary folder and runs, in order:
 
-1. the bad-input corpus (`eval.badinput`) over every route of both services,
-   the hostile files (`eval.hostile`) and the token/CORS checks (`eval.security`);
+1. the bad-input corpus (`testkit.scenarios.badinput`) over every route of both services,
+   the hostile files (`testkit.scenarios.hostile`) and the token/CORS checks (`testkit.scenarios.security`);
 2. the data-integrity check: the seed data is unchanged, no file appeared
    outside the data directory, both processes are alive;
-3. the faults (`eval.faults`, `eval.faults_storage`), each on its own stack
+3. the faults (`testkit.scenarios.faults`, `testkit.scenarios.faults_storage`), each on its own stack
    except the LLM server killed mid-answer (a real llama.cpp server,
-   `eval.model_server`, that this stack's `openai` backend points at);
+   `testkit.model_server`, that this stack's `openai` backend points at);
 4. the load: `--sessions` users x `--messages` messages through the gateway
    while an index build runs, every message stored exactly once;
 5. with `--soak-s`, a soak: `--soak-sessions` users chatting for that long.
@@ -30,13 +30,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval import faults, faults_storage
-from eval.badinput import build_corpus, run_corpus
-from eval.hostile import HOSTILE_ENV, run_hostile
-from eval.load_sessions import LoadResult, run_load
-from eval.model_server import ModelServer
-from eval.security import run_security
-from eval.stack import Stack, changed
+from testkit.model_server import ModelServer
+from testkit.scenarios import faults, faults_storage
+from testkit.scenarios.badinput import build_corpus, run_corpus
+from testkit.scenarios.hostile import HOSTILE_ENV, run_hostile
+from testkit.scenarios.load_sessions import LoadResult, run_load
+from testkit.scenarios.security import run_security
+from testkit.stack import Stack, changed
 
 log = logging.getLogger("eval.stress")
 

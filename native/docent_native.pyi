@@ -268,7 +268,7 @@ def check_claims(
        * ``"name"``, the ``\\w`` run: CamelCase (a letter that is not upper-case
          followed by an upper-case one: ``TechCorp``) always; otherwise when
          it has 2+ characters, starts upper-case and its fold is not in
-         ``eval.native_reference_facts.NOT_NAMES`` (answer words such as
+         ``testkit.native_reference_facts.NOT_NAMES`` (answer words such as
          ``yes``/``no``/``note``, function words, month and day names, RFC
          2119 keywords, currency codes, units, titles, document words such as
          ``section``/``memo``/``agreement``), unless it starts the sentence
@@ -327,7 +327,7 @@ def check_claims(
     part's result that disagrees, else the first part's result; ``None`` when
     no part has a strong match.
 
-    Equal to ``eval.native_reference_claims.check_claims_reference``. The GIL
+    Equal to ``testkit.native_reference_claims.check_claims_reference``. The GIL
     is released when answer and blocks total 4 KiB (UTF-8) or more.
 
     Raises:

@@ -1,39 +1,7 @@
-"""Shared fixtures: offline models, a throwaway data directory, one embedder per run."""
+"""Shared fixtures (from testkit): offline models, a throwaway data directory, one embedder per run."""
 
-from __future__ import annotations
+from testkit.fixtures import clean_env, embedder, offline, settings
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
+offline()
 
-import pytest
-
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-EVAL_DATA = REPO_ROOT.parent / "shared" / "eval-data"
-
-
-@pytest.fixture(scope="session")
-def embedder():  # type: ignore[no-untyped-def]
-    """The real packaged MiniLM, loaded once for the whole run."""
-    from rag_system.indexing.embedder import Embedder
-
-    return Embedder(threads=0)
-
-
-@pytest.fixture()
-def settings(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """Settings isolated from the developer's environment and `.env`."""
-    from rag_system.config import load_settings
-
-    return load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data")}, dotenv_path=None)
-
-
-@pytest.fixture()
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith(("DOCENT_", "LANCEDB_", "CHUNK_", "EMBEDDING_", "FTS_", "RETRIEVAL_")):
-            monkeypatch.delenv(key, raising=False)
-    yield
+__all__ = ["clean_env", "embedder", "settings"]

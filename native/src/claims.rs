@@ -26,9 +26,10 @@ use std::collections::HashSet;
 
 use crate::block_numbers::block_values;
 use crate::chars::is_word;
+use crate::cited::parse_citations_chars;
 use crate::dates::{block_dates, Date};
 use crate::facts::{prepare, search_text, sentence_facts, Key, Kind};
-use crate::markers::{for_each_marker, parse_citations_chars};
+use crate::markers::for_each_marker;
 use crate::polarity::{answer_stance, evidence_stance, strong_match, Match, Stance};
 use crate::sentences::split_chars;
 use crate::validate::ValidateError;

@@ -8,6 +8,7 @@
 
 pub mod block_numbers;
 pub mod chars;
+pub mod cited;
 pub mod claims;
 #[cfg(test)]
 mod claims_tests;
@@ -174,7 +175,7 @@ fn parse_citations(
     text: &Bound<'_, PyString>,
 ) -> PyResult<Vec<(usize, usize, Vec<u32>)>> {
     let text = text.to_str()?;
-    let parsed = maybe_detach(py, text.len(), || markers::parse_citations(text));
+    let parsed = maybe_detach(py, text.len(), || cited::parse_citations(text));
     Ok(parsed
         .into_iter()
         .map(|s| (s.start, s.end, s.citations))

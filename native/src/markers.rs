@@ -1,5 +1,5 @@
-//! Numeric citation markers (`[3]`, `[1, 2]`, `[4-6]`) and per-sentence
-//! citation parsing.
+//! Numeric citation markers (`[3]`, `[1, 2]`, `[4-6]`); per-sentence citations
+//! are in [`crate::cited`].
 //!
 //! Grammar (every character literal; digits are ASCII):
 //!
@@ -13,8 +13,6 @@
 //! otherwise the whole bracket is not a citation (it stays plain text). Text
 //! is scanned left to right; a successful marker is skipped whole, a failed
 //! `[` is skipped alone (like `re.finditer`).
-
-use crate::sentences::split_chars;
 
 /// Largest number a range may expand to (`[1-50]` is fine, `[1-51]` is not).
 pub const MAX_RANGE_LEN: u32 = 50;
@@ -98,15 +96,6 @@ pub fn for_each_marker(t: &[char], mut f: impl FnMut(usize, usize, &[u32])) {
     }
 }
 
-/// One sentence with the block numbers it cites.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CitedSentence {
-    pub start: usize,
-    pub end: usize,
-    /// Cited numbers in order of first appearance, without duplicates.
-    pub citations: Vec<u32>,
-}
-
 /// Cited numbers of one sentence `t` (first-appearance order, unique).
 pub fn citations_in(t: &[char]) -> Vec<u32> {
     let mut seen = [0u64; SEEN_WORDS];
@@ -121,24 +110,6 @@ pub fn citations_in(t: &[char]) -> Vec<u32> {
         }
     });
     cited
-}
-
-/// Split `t` into sentences ([`split_chars`]) and list each one's citations.
-pub fn parse_citations_chars(t: &[char]) -> Vec<CitedSentence> {
-    split_chars(t)
-        .into_iter()
-        .map(|(start, end)| CitedSentence {
-            start,
-            end,
-            citations: citations_in(&t[start..end]),
-        })
-        .collect()
-}
-
-/// [`parse_citations_chars`] over a `&str` (offsets are char indexes).
-pub fn parse_citations(text: &str) -> Vec<CitedSentence> {
-    let chars: Vec<char> = text.chars().collect();
-    parse_citations_chars(&chars)
 }
 
 #[cfg(test)]
@@ -186,31 +157,5 @@ mod tests {
     fn citations_are_unique_in_first_appearance_order() {
         let t: Vec<char> = "A [3] b [1-3] c [2, 3, 5].".chars().collect();
         assert_eq!(citations_in(&t), [3, 1, 2, 5]);
-    }
-
-    #[test]
-    fn parse_citations_per_sentence() {
-        let got = parse_citations("It is red. [1] Next one [2, 1]. Done.");
-        assert_eq!(
-            got,
-            [
-                CitedSentence {
-                    start: 0,
-                    end: 14,
-                    citations: vec![1]
-                },
-                CitedSentence {
-                    start: 15,
-                    end: 31,
-                    citations: vec![2, 1]
-                },
-                CitedSentence {
-                    start: 32,
-                    end: 37,
-                    citations: vec![]
-                },
-            ]
-        );
-        assert!(parse_citations(" \n ").is_empty());
     }
 }

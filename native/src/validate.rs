@@ -21,7 +21,8 @@
 use std::fmt;
 
 use crate::chars::{normalise, word_spans};
-use crate::markers::{for_each_marker, parse_citations_chars, CitedSentence};
+use crate::cited::{parse_citations_chars, CitedSentence};
+use crate::markers::for_each_marker;
 
 /// A quotation that none of its candidate blocks contains.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 The RAG API's server default stays `extractive` (fast, deterministic answers
 for most tests); a test that needs a model writing tokens chooses `llamacpp`
 in Settings, which runs the packaged Qwen2.5-Coder-0.5B GGUF embedded in the
-RAG API (`MODEL_ENV`, shared with the reliability faults in eval/stack.py), the smallest instruction model in the catalog.
+RAG API (`MODEL_ENV`, shared with the reliability faults in testkit/stack.py), the smallest instruction model in the catalog.
 
 Chromium comes from Debian (`apt-get install chromium`, or `make setup-browser`)
 because `npx playwright install` cannot download browsers here; Playwright for
@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from eval.stack import MODEL_ENV
-from tests.conftest import REPO_ROOT
-from tests.integration.gateway_helpers import GatewayProcess, RagApiProcess, _Process, base_env, free_port
+from testkit import REPO_ROOT
+from testkit.processes import GatewayProcess, RagApiProcess, _Process, base_env, free_port
+from testkit.stack import MODEL_ENV
 
 CHROMIUM = os.environ.get("DOCENT_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO_ROOT / "tests" / "browser" / "artifacts"

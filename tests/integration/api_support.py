@@ -1,5 +1,5 @@
 """Helpers for the RAG API integration tests: a real server on a free loopback port,
-a stand-in for the gateway's save endpoint, and small HTTP/SSE clients.
+a stand-in for the gateway's save endpoint, and a small HTTP/SSE client.
 
 The server runs in-process (same real components as `python -m rag_system api`)
 so the packaged embedder loaded once per test session is shared.
@@ -19,8 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.fixtures_docs import ANSWER_DOCS as DOCS
-from tests.fixtures_docs import ANSWER_QUESTION as QUESTION
+from testkit.client import read_events
+from testkit.docs import ANSWER_DOCS as DOCS
+from testkit.docs import ANSWER_QUESTION as QUESTION  # noqa: F401 (the tests import it from here)
 
 SAVE_KEYS = {"turn_id", "question", "answer", "answer_source", "citations", "source_documents", "steps",
              "token_usage", "timings_ms", "status", "error"}
@@ -134,27 +135,6 @@ class Api:
             return list(read_events(resp))
         finally:
             conn.close()
-
-
-def read_events(resp: Any, comments: list[str] | None = None) -> Iterator[tuple[str, Any]]:
-    """Parse `data: {...}` frames until the server closes the stream."""
-    data_lines: list[str] = []
-    while True:
-        line = resp.readline()
-        if not line:
-            return
-        text = line.decode().rstrip("\r\n")
-        if text.startswith(":"):
-            if comments is not None:
-                comments.append(text)
-            continue
-        if text.startswith("data:"):
-            data_lines.append(text[5:].strip())
-            continue
-        if text == "" and data_lines:
-            frame = json.loads("\n".join(data_lines))
-            data_lines = []
-            yield frame["type"], frame["data"]
 
 
 def api_settings(data_dir: Path, **env: str):  # type: ignore[no-untyped-def]

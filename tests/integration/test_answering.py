@@ -10,9 +10,8 @@ from rag_system.agent.pipeline import QueryPipeline
 from rag_system.generation.registry import BackendRegistry
 from rag_system.indexing.builder import build_index
 from rag_system.retrieval.engine import RetrievalEngine
-from tests.fixtures_docs import ANSWER_DOCS as DOCS
-from tests.fixtures_docs import ANSWER_QUESTION as QUESTION
-
+from testkit.docs import ANSWER_DOCS as DOCS
+from testkit.docs import ANSWER_QUESTION as QUESTION
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from testkit.client import read_events
 from tests.integration.api_support import (
     QUESTION,
     SAVE_KEYS,
     api_settings,
     build,
     fake_gateway,
-    read_events,
     running_api,
     write_docs,
 )

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 from tests.integration.api_support import api_settings, build, fake_gateway, running_api, write_docs
 
 

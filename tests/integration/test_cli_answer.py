@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 
 QUIC = ("ack_delay_exponent (0x0a): The acknowledgment delay exponent is an integer value. If this value is "
         "absent, a default value of 3 is assumed (indicating a multiplier of 8). Values above 20 are invalid.")

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures_docs import PDF_PAGE_WORDS, make_pdf
-from tests.integration.gateway_helpers import Client, GatewayProcess, base_env, free_port, multipart_body
+from testkit.client import Client, multipart_body
+from testkit.docs import PDF_PAGE_WORDS, make_pdf
+from testkit.processes import GatewayProcess, base_env, free_port
 
 ORIGIN = "http://app.test:3000"
 

@@ -26,17 +26,11 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.fixtures_docs import make_pdf
-from tests.integration.gateway_helpers import (
-    RAG_API_MISSING_REASON,
-    RAG_API_PRESENT,
-    Client,
-    GatewayProcess,
-    RagApiProcess,
-    free_port,
-)
+from testkit.client import Client
+from testkit.docs import make_pdf
+from testkit.processes import GatewayProcess, RagApiProcess, free_port
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not RAG_API_PRESENT, reason=RAG_API_MISSING_REASON)]
+pytestmark = pytest.mark.slow
 
 MD_TEXT = ("# Zephyr turbine\n\nThe zephyr turbine produces 42 kilowatts at a wind speed of 12 metres per second.\n\n"
            "## Maintenance\n\nThe zephyr turbine gearbox is inspected every 18 months by a certified engineer.\n")

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from rag_system.indexing.builder import build_index
+from rag_system.indexing.embedder import EmbedderIdentity
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import Manifest
 from rag_system.indexing.store import ChunkTable, EmbedderMismatchError, connect
-from rag_system.indexing.embedder import EmbedderIdentity
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 
 
 def write_corpus(folder: Path, n: int, sentences: int = 12) -> list[Path]:

@@ -14,7 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from rag_system.config import Settings  # noqa: E402
 from rag_system.ingestion import convert  # noqa: E402
 from rag_system.ingestion.ocr import get_ocr_engine  # noqa: E402
-from tests.fixtures_docs import PDF_PAGE_WORDS, make_pdf, make_scanned_copy, make_scanned_pdf  # noqa: E402
+from testkit.docs import PDF_PAGE_WORDS, make_pdf, make_scanned_copy, make_scanned_pdf  # noqa: E402
 
 SETTINGS = Settings()
 

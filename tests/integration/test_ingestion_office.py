@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rag_system.config import Settings  # noqa: E402
 from rag_system.ingestion import BLOCK_TYPES, ConversionError, ConvertedDocument, convert  # noqa: E402
-from tests.fixtures_docs import (  # noqa: E402
+from testkit.docs import (  # noqa: E402
     DOCX_HEADINGS,
     DOCX_TABLE_WORD,
     DOCX_TITLE,

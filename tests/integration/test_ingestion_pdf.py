@@ -11,7 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rag_system.config import Settings  # noqa: E402
 from rag_system.ingestion import BLOCK_TYPES, ConversionError, convert  # noqa: E402
-from tests.fixtures_docs import (  # noqa: E402
+from testkit.docs import (  # noqa: E402
     PDF_FOOTER,
     PDF_PAGE_WORDS,
     PDF_SECTIONS,

@@ -21,7 +21,7 @@ import pytest
 
 from launcher import proc
 from launcher.services import frontend_available
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 
 RUN_SYSTEM = str(REPO_ROOT / "run_system.py")
 START_DEADLINE_S = 400.0  # model loading on a busy 2-core machine; a deadline, not a timing assertion

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import fixtures_docs as fx
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
+from testkit import docs as fx
 
 
 def run_cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 from tests.integration.api_support import api_settings, build, running_api
 
 DOCS = {

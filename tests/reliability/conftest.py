@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from eval.hostile import HOSTILE_ENV
-from eval.model_server import ModelServer
-from eval.stack import Stack
+from testkit.model_server import ModelServer
+from testkit.scenarios.hostile import HOSTILE_ENV
+from testkit.stack import Stack
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +49,7 @@ def baseline(stack: Stack) -> dict[str, Any]:
 @pytest.fixture()
 def intact(stack: Stack, baseline: dict[str, Any]) -> Iterator[None]:
     """After the test: the seed data is unchanged, both services are up, nothing was written outside the data dir."""
-    from eval.stack import changed
+    from testkit.stack import changed
 
     outside = stack.outside_files()
     yield

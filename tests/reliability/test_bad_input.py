@@ -1,6 +1,6 @@
 """Hundreds of malformed requests over every route of both services: each one a 4xx, never a 5xx.
 
-The corpus (`eval.badinput`) is generated from the two route tables, so a new
+The corpus (`testkit.scenarios.badinput`) is generated from the two route tables, so a new
 route is covered without editing it. Hypothesis adds random JSON bodies
 (unicode edge cases, deep structures, wrong types) to every JSON route.
 """
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eval.badinput import Probe, build_corpus, routes, run_corpus, send
-from eval.stack import Stack
+from testkit.scenarios.badinput import Probe, build_corpus, routes, run_corpus, send
+from testkit.stack import Stack
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +94,7 @@ _bodies = st.dictionaries(_fields, _json, max_size=5) | _json
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(body=_bodies)
 def test_random_json_bodies_never_5xx(stack: Stack, service: str, pattern: str, body: object) -> None:
-    from eval.badinput import fill_path, valid_params
+    from testkit.scenarios.badinput import fill_path, valid_params
 
     path = fill_path(pattern, valid_params(stack.seed, scratch=True))
     raw = json.dumps(body).encode()

@@ -1,7 +1,7 @@
 """Faults injected into real processes: each scenario must leave no loss, no duplicate and no corruption.
 
 Each scenario that kills a process starts its own gateway + RAG API; the
-scenarios themselves live in `eval.faults` / `eval.faults_storage`, where
+scenarios themselves live in `testkit.scenarios.faults` / `testkit.scenarios.faults_storage`, where
 `python -m eval.stress` runs the same code and reports it.
 """
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from eval import faults
-from eval.model_server import ModelServer
-from eval.stack import Stack
+from testkit.model_server import ModelServer
+from testkit.scenarios import faults
+from testkit.stack import Stack
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def test_llm_server_killed_mid_answer_falls_back_with_valid_citations(
 
 
 def test_disk_full_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
-    from eval.faults_storage import MountRefusedError, disk_full
+    from testkit.scenarios.faults_storage import MountRefusedError, disk_full
 
     try:
         result = disk_full(tmp_path)
@@ -46,6 +46,6 @@ def test_disk_full_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
 
 
 def test_sqlite_locked_requests_wait_or_fail_cleanly(tmp_path: Path) -> None:
-    from eval.faults_storage import sqlite_locked
+    from testkit.scenarios.faults_storage import sqlite_locked
 
     _assert_survived(sqlite_locked(tmp_path))

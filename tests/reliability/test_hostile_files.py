@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.hostile import HOSTILE_FILES, run_hostile
-from eval.stack import Stack
+from testkit.scenarios.hostile import HOSTILE_FILES, run_hostile
+from testkit.stack import Stack
 
 pytestmark = pytest.mark.slow
 

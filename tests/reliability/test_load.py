@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from eval.load_sessions import run_load
-from eval.stack import Stack
+from testkit.scenarios.load_sessions import run_load
+from testkit.stack import Stack
 
 pytestmark = pytest.mark.slow
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eval.security import run_security
-from eval.stack import Stack
+from testkit.scenarios.security import run_security
+from testkit.stack import Stack
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.seaweed import READER, WRITER, Credentials, S3Server, seaweed
+from testkit.seaweed import READER, WRITER, Credentials, S3Server, seaweed
 
 
 @pytest.fixture(scope="session")

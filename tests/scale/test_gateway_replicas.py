@@ -19,9 +19,9 @@ from backend.config import load_gateway_config
 from backend.rag_client import RagClient
 from backend.rag_replicas import RagReplicas
 from backend.web import ApiError
-from eval.replicas import free_port
+from testkit.client import Client
+from testkit.replicas import free_port
 from tests.integration.api_support import Api, api_settings, build, running_api, write_docs
-from tests.integration.gateway_helpers import Client
 
 CHAT = {"query": "How often should hydrangeas be watered?", "index": "kb", "backend": "extractive"}
 

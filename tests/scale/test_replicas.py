@@ -14,13 +14,13 @@ import uuid
 
 import pytest
 
-from eval.replicas import base_env, replicas
-from eval.seaweed import READER, WRITER
 from rag_system.indexing.builder import build_index
 from rag_system.indexing.manifest import Manifest
 from rag_system.indexing.store import ChunkTable, open_store, table_name
 from rag_system.indexing.windows import WINDOWS_SUFFIX, WindowTable
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
+from testkit.replicas import base_env, replicas
+from testkit.seaweed import READER, WRITER
 from tests.integration.api_support import build, running_api, write_docs
 from tests.scale.conftest import s3_settings
 

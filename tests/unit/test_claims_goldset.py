@@ -20,7 +20,7 @@ from typing import Any
 import docent_native
 import pytest
 
-from eval.native_reference_claims import check_claims_reference
+from testkit.native_reference_claims import check_claims_reference
 
 CASES = json.loads((Path(__file__).parent.parent / "data" / "claims_goldset.json").read_text(encoding="utf-8"))
 

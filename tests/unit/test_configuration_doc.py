@@ -8,7 +8,7 @@ from dataclasses import fields
 from backend.config import ENV_VARS as GATEWAY_ENV_VARS
 from frontend.server import ENV_VARS as FRONTEND_ENV_VARS
 from rag_system.config import Settings
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 
 
 def test_configuration_doc_lists_every_variable() -> None:

@@ -27,7 +27,7 @@ from backend.config import load_gateway_config
 from backend.routes import TABLE as GATEWAY_ROUTES
 from rag_system.api.routes import ROUTES as RAG_ROUTES
 from rag_system.config import Settings, load_settings
-from tests.conftest import REPO_ROOT
+from testkit import REPO_ROOT
 
 CONFIG_VARS = ({f.metadata["env"] for f in fields(Settings) if "env" in f.metadata}
                | set(GATEWAY_ENV_VARS) | {"DOCENT_PROFILE"})

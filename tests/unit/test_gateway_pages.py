@@ -10,7 +10,7 @@ import pytest
 
 from backend.pages import PageRenderer, find_spans, render_page
 from backend.web import ApiError
-from tests.fixtures_docs import PDF_PAGE_WORDS, make_pdf
+from testkit.docs import PDF_PAGE_WORDS, make_pdf
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rag_system.config import Settings
 from rag_system.ingestion import ConversionError, detect_file_type, supported_extensions
 from rag_system.ingestion.sniff import binary_reason
-from tests.fixtures_docs import make_binary_as_text, make_fake_docx
+from testkit.docs import make_binary_as_text, make_fake_docx
 
 SETTINGS = Settings()
 

@@ -11,7 +11,7 @@ import pytest
 
 from rag_system.config import Settings
 from rag_system.ingestion import ConversionError, convert
-from tests.fixtures_docs import make_text
+from testkit.docs import make_text
 
 SETTINGS = Settings()
 

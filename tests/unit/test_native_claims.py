@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.native_reference_claims import check_claims_reference
+from testkit.native_reference_claims import check_claims_reference
 
 FRAGMENTS = [
     "0", "3", "12", "45", "415", "2024", "2026", "5432", ",", ".", "-", "/", "%", "$", "€", "£", "USD ",

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.native_reference import evidence_contrast_reference, select_evidence_sentences_reference
+from testkit.native_reference import evidence_contrast_reference, select_evidence_sentences_reference
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
 SIMILARITY = st.one_of(

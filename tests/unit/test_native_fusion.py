@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.native_reference import rrf_fuse_reference
+from testkit.native_reference import rrf_fuse_reference
 
 Fused = list[tuple[str, float]]
 

@@ -2,7 +2,7 @@
 
 Why: ingestion skips unchanged documents by their SHA-256, so the parallel
 streaming hasher must agree exactly with ``hashlib`` (through the reference
-in ``eval.native_reference``) for every size, chunk size and ordering, and
+in ``testkit.native_reference``) for every size, chunk size and ordering, and
 must fail like ``open()`` does for bad paths.
 """
 
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.native_reference import MAX_CHUNK_SIZE, sha256_bytes_reference, sha256_files_reference
+from testkit.native_reference import MAX_CHUNK_SIZE, sha256_bytes_reference, sha256_files_reference
 
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.native_reference import score_fuse_reference
+from testkit.native_reference import score_fuse_reference
 from tests.unit.test_native_fusion import KEYS, LIMIT, WEIGHT, assert_identical
 
 SCORE = st.one_of(st.sampled_from([0.0, 1.0, -1.0, 0.5]), st.floats(min_value=-1e6, max_value=1e6))

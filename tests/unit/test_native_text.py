@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.native_reference import (
+from testkit.native_reference import (
     parse_citations_reference,
     split_sentences_reference,
     validate_citations_reference,

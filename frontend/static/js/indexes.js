@@ -1,9 +1,9 @@
 // The index manager: create, drag-and-drop upload with per-file progress, build with live progress, documents, delete.
 import { gateway, uploadFile } from "./api.js";
 import { countsText, followBuild, stopFollowing } from "./build.js";
-import { confirmDialog, el, errorBox, toast } from "./util.js";
+import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
-const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.txt";
+const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt";
 let root = null;
 let selected = null;
 export const indexState = { list: [] };
@@ -49,7 +49,7 @@ export async function renderIndexes(container, selectId = selected) {
         onclick: () => renderIndexes(root, ix.id) },
       el("span", { class: "index-name", text: ix.name }),
       el("span", { class: `status s-${ix.metadata?.status || "created"}`, text: ix.metadata?.status || "created" }),
-      el("span", { class: "muted small count", text: docCount(ix.document_count, ix.page_count) }))));
+      el("span", { class: "muted small count", text: docCount(ix) }))));
   }
   layout.append(ul);
   const current = list.find((i) => i.id === selected);
@@ -81,10 +81,17 @@ function detail(ix) {
     const jobs = [...files].map((file) => {
       const bar = el("progress", { max: 1, value: 0, "aria-label": `Upload of ${file.name}` });
       const state = el("span", { class: "small muted", text: "uploading" });
-      uploads.append(el("li", { class: "upload", dataset: { name: file.name } }, el("span", { class: "fname", text: file.name }), bar, state));
-      return uploadFile(ix.id, file, (p) => { bar.value = p; })
-        .then(() => { bar.value = 1; state.textContent = "uploaded"; state.className = "small ok"; })
-        .catch((err) => { state.textContent = err.message; state.className = "small bad"; });
+      const li = el("li", { class: "upload", dataset: { name: file.name, state: "uploading" } }, el("span", { class: "fname", text: file.name }), bar, state);
+      uploads.append(li);
+      // The bar measures bytes sent; only the gateway's answer says whether the file was taken.
+      return uploadFile(ix.id, file, (p) => { bar.value = Math.min(p, 0.99); })
+        .then(() => { bar.value = 1; state.textContent = "uploaded"; state.className = "small ok"; li.dataset.state = "uploaded"; })
+        .catch((err) => {
+          bar.remove();
+          state.textContent = `not uploaded: ${plainReason(err.message)}`;
+          state.className = "small bad";
+          li.dataset.state = "rejected";
+        });
     });
     await Promise.all(jobs);
     const fresh = await gateway("GET", `/indexes/${ix.id}`);
@@ -102,6 +109,7 @@ function detail(ix) {
     buildBtn.disabled = true;
     try {
       const started = await gateway("POST", `/indexes/${ix.id}/build`, {});
+      if (started.index) refreshListItem(started.index); // the card says "building" at once
       follow(ix.id, started.job_id, progress, docs, buildBtn);
     } catch (err) {
       progress.replaceChildren(errorBox(err, () => buildBtn.click()));
@@ -124,9 +132,14 @@ function follow(indexId, jobId, box, docs, buildBtn) {
   });
 }
 
-function docCount(n, pages = 0) {
+// "2 documents, 5 pages · 1 failed": a file that failed is not a searchable document, so it is counted apart.
+function docCount(ix) {
+  const documents = ix.documents || [];
+  const failed = documents.filter((d) => d.status === "failed").length;
+  const n = documents.length ? documents.length - failed : (ix.document_count ?? 0);
+  const pages = ix.page_count || 0;
   const docs = `${n} document${n === 1 ? "" : "s"}`;
-  return pages ? `${docs}, ${pages} page${pages === 1 ? "" : "s"}` : docs;
+  return `${pages ? `${docs}, ${pages} page${pages === 1 ? "" : "s"}` : docs}${failed ? ` · ${failed} failed` : ""}`;
 }
 
 function refreshListItem(ix) {
@@ -135,7 +148,7 @@ function refreshListItem(ix) {
   const status = ix.metadata?.status || "created";
   pick.querySelector(".status").textContent = status;
   pick.querySelector(".status").className = `status s-${status}`;
-  pick.querySelector(".count").textContent = docCount(ix.document_count ?? ix.documents.length, ix.page_count);
+  pick.querySelector(".count").textContent = docCount(ix);
 }
 
 function renderDocs(ul, documents = []) {
@@ -146,6 +159,6 @@ function renderDocs(ul, documents = []) {
       el("span", { class: `status s-${d.status}`, text: d.status }),
       el("span", { class: "muted small size", text: `${(d.size / 1024).toFixed(1)} KB` }),
       el("span", { class: "muted small pages", text: countsText(d.page_count, null) }),
-      d.error ? el("span", { class: "bad small doc-error", text: d.error }) : null));
+      d.error ? el("span", { class: "bad small doc-error", text: plainReason(d.error) }) : null));
   }
 }
