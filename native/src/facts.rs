@@ -241,6 +241,15 @@ fn text_key(t: &[char]) -> Key {
     Key::Text(search_text(t))
 }
 
+fn identifier(t: &[char], start: usize, end: usize) -> Fact {
+    Fact {
+        kind: Kind::Identifier,
+        start,
+        end,
+        key: text_key(&t[start..end]),
+    }
+}
+
 /// The facts of a sentence already [`prepare`]d, in written order (needles
 /// come from the prepared text, so a marker inside a quote does not count).
 pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
@@ -307,12 +316,7 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
                 || (w.get(s) == Some(&'.') && w.get(s + 1).is_some_and(|&c| is_word(c)));
             if glued {
                 let end = token_end(&w, s, false);
-                facts.push(Fact {
-                    kind: Kind::Identifier,
-                    start: i,
-                    end,
-                    key: text_key(&t[i..end]),
-                });
+                facts.push(identifier(t, i, end));
                 i = end;
             } else {
                 let (values, end) = numeral_values(&w, &num, s);
@@ -333,12 +337,7 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
         }
         let end = token_end(&w, i, true);
         if is_identifier(&w[i..end]) {
-            facts.push(Fact {
-                kind: Kind::Identifier,
-                start: i,
-                end,
-                key: text_key(&t[i..end]),
-            });
+            facts.push(identifier(t, i, end));
             i = end;
             continue;
         }
