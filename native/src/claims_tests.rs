@@ -56,10 +56,7 @@ fn invented_numbers_are_not_found() {
         f.contains(&(Kind::Number, "$415,550".into(), false)),
         "{f:?}"
     );
-    assert!(
-        f.contains(&(Kind::Identifier, "TechCorp".into(), true)),
-        "{f:?}"
-    );
+    assert!(f.contains(&(Kind::Name, "TechCorp".into(), true)), "{f:?}");
     assert!(f.contains(&(Kind::Name, "Mitchell".into(), false)), "{f:?}");
     let quic = "The two least significant bits of a stream ID identify the initiator.";
     let r = &check("It is 5432 [1].", &[quic])[0];
@@ -131,16 +128,34 @@ fn unchecked_sentences_and_offsets() {
 #[test]
 fn list_markers_and_sentence_starts_are_not_facts() {
     // "1." ends a sentence of its own (the splitter's rule 3); "a)" is blanked.
+    // A sentence-initial word is a name only when marked as one.
     let f = facts(
-        "1. Northwind Leave applies: Carry over is allowed [1].",
+        "1. Carry Over applies: Northwind is allowed [1].",
         &["Northwind leave"],
     );
-    assert_eq!(f, [(Kind::Name, "Leave".into(), true)]);
+    assert_eq!(
+        f,
+        [
+            (Kind::Name, "Carry".into(), false),
+            (Kind::Name, "Over".into(), false)
+        ]
+    );
     let f = facts(
-        "Intro [1].\na) Northwind Leave applies [1].",
+        "Intro [1].\na) Carry over applies to Northwind [1].",
         &["Northwind leave"],
     );
-    assert_eq!(f, [(Kind::Name, "Leave".into(), true)]);
+    assert_eq!(f, [(Kind::Name, "Northwind".into(), true)]);
+    let f = facts("Northwind Leave and Hooli's [1].", &["Northwind leave"]);
+    assert_eq!(
+        f,
+        [
+            (Kind::Name, "Northwind".into(), true),
+            (Kind::Name, "Leave".into(), true),
+            (Kind::Name, "Hooli".into(), false)
+        ]
+    );
+    let f = facts("Hooli's plan [1].", &["x"]);
+    assert_eq!(f, [(Kind::Name, "Hooli".into(), false)]);
     let f = facts(
         "- (a) Yes, Contoso Ltd. is [1] mentioned.",
         &["nothing here"],

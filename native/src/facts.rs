@@ -19,13 +19,18 @@
 //!      those letters the whole run is an **identifier** (`1.2.3`, `0x0a`),
 //!      otherwise a **number** (its span takes a currency symbol right before
 //!      it, a scale word after it, or a `%`);
-//!    * an **identifier**: a token `\w+(\.\w+)*` holding `_` (with a letter
-//!      or digit), an ASCII digit, a `.`-separated part of 2+ characters, or a
-//!      lower-case letter followed by an upper-case one (CamelCase);
-//!    * else a **name**: the `\w` run, of 2+ characters, starting upper-case,
-//!      whose fold is not in [`NOT_NAMES`], and not at the *start* of the
-//!      sentence: not its first token, not the first on a line, not right
-//!      after `:` `.` `!` `?` `…` (looking back over spaces and `(["'“‘*#>`).
+//!    * an **identifier**: a token `\w+([.-]\w+)*` holding `_` (with a
+//!      letter or digit), an ASCII digit, a `.`-separated part of 2+
+//!      characters, or a `-` followed by an upper-case letter
+//!      (`Content-Length`, `TS-71`);
+//!    * else a **name**, the `\w` run: CamelCase (a letter that is not
+//!      upper-case followed by an upper-case one: `TechCorp`, `iOS`) always;
+//!      otherwise when it has 2+ characters, starts upper-case and its fold is
+//!      not in [`NOT_NAMES`], unless it *starts* the sentence: it is the
+//!      first token, the first on a line, or right after `:` `.` `!` `?` `…`
+//!      (looking back over spaces and `(["'“‘*#`) - then only when a
+//!      possessive `'s` follows it or, after spaces or `&`, another word that
+//!      would be a name (`Meridian Coffee Systems`, `Hooli's`).
 
 use crate::chars::{fold, is_alpha, is_space, is_upper_word, is_word};
 use crate::dates::{date_at, Date};
@@ -37,7 +42,7 @@ use crate::validate::quotes;
 /// words, month and day names (dates' words), RFC 2119 keywords, currency
 /// codes, units, titles and the words of document structure.
 #[rustfmt::skip]
-pub const NOT_NAMES: [&str; 156] = [
+pub const NOT_NAMES: [&str; 165] = [
     "i", "yes", "no", "not", "note", "ok", "okay", "a", "an", "the", "and", "or", "but", "nor",
     "if", "in", "on", "at", "of", "for", "to", "by", "with", "from", "as", "into", "per", "via",
     "it", "its", "this", "that", "these", "those", "there", "here", "they", "we", "you", "he",
@@ -54,7 +59,8 @@ pub const NOT_NAMES: [&str; 156] = [
     "mr", "mrs", "dr", "prof",
     "section", "chapter", "page", "pages", "table", "figure", "fig", "appendix", "exhibit",
     "article", "clause", "paragraph", "step", "answer", "summary", "source", "sources",
-    "block", "passage", "document",
+    "block", "passage", "document", "memo", "report", "letter", "policy", "manual", "handbook",
+    "agreement", "checklist", "schedule",
 ];
 
 const CURRENCY: [char; 5] = ['$', '€', '£', '¥', '₹'];
@@ -169,12 +175,15 @@ pub fn prepare(t: &[char]) -> Vec<char> {
     p
 }
 
-/// Extends a token: `\w` characters, and `.` followed by a `\w` character.
-fn token_end(w: &[char], mut k: usize) -> usize {
+/// Extends a token: `\w` characters, and `.` (and `-` when `hyphens`)
+/// followed by a `\w` character.
+fn token_end(w: &[char], mut k: usize, hyphens: bool) -> usize {
     while k < w.len() {
         if is_word(w[k]) {
             k += 1;
-        } else if w[k] == '.' && w.get(k + 1).is_some_and(|&c| is_word(c)) {
+        } else if (w[k] == '.' || (hyphens && w[k] == '-'))
+            && w.get(k + 1).is_some_and(|&c| is_word(c))
+        {
             k += 2;
         } else {
             break;
@@ -185,13 +194,31 @@ fn token_end(w: &[char], mut k: usize) -> usize {
 
 fn is_identifier(token: &[char]) -> bool {
     let alnum = token.iter().any(|&c| is_word(c) && c != '_');
+    let dotted = token.contains(&'.') && token.split(|&c| c == '.').any(|p| p.len() >= 2);
     (token.contains(&'_') && alnum)
         || token.iter().any(|&c| is_digit(c))
-        || token.split(|&c| c == '.').count() > 1
-            && token.split(|&c| c == '.').any(|p| p.len() >= 2)
-        || token
-            .windows(2)
-            .any(|w| is_alpha(w[0]) && !is_upper_word(w[0]) && is_upper_word(w[1]))
+        || dotted
+        || token.windows(2).any(|w| w[0] == '-' && is_upper_word(w[1]))
+}
+
+fn is_camel(word: &[char]) -> bool {
+    word.windows(2)
+        .any(|w| is_alpha(w[0]) && !is_upper_word(w[0]) && is_upper_word(w[1]))
+}
+
+/// Whether the `\w` run `w[i..r]` could be a name by its letters alone.
+fn name_like(w: &[char], i: usize, r: usize) -> bool {
+    r - i >= 2 && is_upper_word(w[i]) && !NOT_NAMES.contains(&fold(&w[i..r]).as_str())
+}
+
+/// Whether a name at the start of a sentence is marked as one: a possessive
+/// `'s`, or another name-like word after spaces or `&`.
+fn marked_name(w: &[char], r: usize) -> bool {
+    let possessive = w.get(r).is_some_and(|c| ['\'', '’'].contains(c))
+        && w.get(r + 1) == Some(&'s')
+        && !w.get(r + 2).is_some_and(|&c| is_word(c));
+    let k = crate::numbers::run_end(w, r, |c| is_space(c) || c == '&');
+    possessive || (k > r && k < w.len() && is_word(w[k]) && name_like(w, k, word_end(w, k)))
 }
 
 /// Whether the token at `i` starts the sentence (see the module docs).
@@ -212,6 +239,15 @@ fn at_start(w: &[char], i: usize) -> bool {
 
 fn text_key(t: &[char]) -> Key {
     Key::Text(search_text(t))
+}
+
+fn identifier(t: &[char], start: usize, end: usize) -> Fact {
+    Fact {
+        kind: Kind::Identifier,
+        start,
+        end,
+        key: text_key(&t[start..end]),
+    }
 }
 
 /// The facts of a sentence already [`prepare`]d, in written order (needles
@@ -279,13 +315,8 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
             let glued = w.get(s).is_some_and(|&c| is_word(c))
                 || (w.get(s) == Some(&'.') && w.get(s + 1).is_some_and(|&c| is_word(c)));
             if glued {
-                let end = token_end(&w, s);
-                facts.push(Fact {
-                    kind: Kind::Identifier,
-                    start: i,
-                    end,
-                    key: text_key(&t[i..end]),
-                });
+                let end = token_end(&w, s, false);
+                facts.push(identifier(t, i, end));
                 i = end;
             } else {
                 let (values, end) = numeral_values(&w, &num, s);
@@ -304,25 +335,19 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
             }
             continue;
         }
-        let end = token_end(&w, i);
+        let end = token_end(&w, i, true);
         if is_identifier(&w[i..end]) {
-            facts.push(Fact {
-                kind: Kind::Identifier,
-                start: i,
-                end,
-                key: text_key(&t[i..end]),
-            });
+            facts.push(identifier(t, i, end));
             i = end;
             continue;
         }
         let r = word_end(&w, i);
-        let word = fold(&w[i..r]);
-        if !starts && r - i >= 2 && is_upper_word(w[i]) && !NOT_NAMES.contains(&word.as_str()) {
+        if is_camel(&w[i..r]) || (name_like(&w, i, r) && (!starts || marked_name(&w, r))) {
             facts.push(Fact {
                 kind: Kind::Name,
                 start: i,
                 end: r,
-                key: Key::Name(word),
+                key: Key::Name(fold(&w[i..r])),
             });
         }
         i = r;

@@ -6,6 +6,7 @@
 //! maps errors to the Python exceptions promised in `docent_native.pyi`.
 //! Keeping the core PyO3-free lets `cargo test` cover it.
 
+pub mod block_numbers;
 pub mod chars;
 pub mod cited;
 pub mod claims;
@@ -181,6 +182,25 @@ fn parse_citations(
         .collect())
 }
 
+/// Run an answer check (`validate_citations`, `check_claims`) on borrowed
+/// strings, with the GIL released for large inputs and the shared
+/// `min_quote_chars` validation.
+fn with_answer_and_blocks<T: Send>(
+    py: Python<'_>,
+    answer: &Bound<'_, PyString>,
+    blocks: &[Bound<'_, PyString>],
+    min_quote_chars: i64,
+    check: impl FnOnce(&str, &[&str], usize) -> Result<T, validate::ValidateError> + Send,
+) -> PyResult<T> {
+    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
+    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
+    let answer = answer.to_str()?;
+    let blocks = borrow_strs(blocks)?;
+    let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
+    maybe_detach(py, size, || check(answer, &blocks, min_quote_chars))
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Check an answer's citations against its blocks; see `docent_native.pyi`.
 #[pyfunction]
 #[pyo3(signature = (answer, blocks, min_quote_chars = 12))]
@@ -190,15 +210,9 @@ fn validate_citations<'py>(
     blocks: Vec<Bound<'py, PyString>>,
     min_quote_chars: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
-    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
-    let answer = answer.to_str()?;
-    let blocks = borrow_strs(&blocks)?;
-    let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
-    let v = maybe_detach(py, size, || {
-        validate::validate_citations(answer, &blocks, min_quote_chars)
-    })
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = with_answer_and_blocks(py, answer, &blocks, min_quote_chars, |a, b, m| {
+        validate::validate_citations(a, b, m)
+    })?;
 
     let sentences = PyList::empty(py);
     for s in v.sentences {
@@ -233,15 +247,9 @@ fn check_claims<'py>(
     blocks: Vec<Bound<'py, PyString>>,
     min_quote_chars: i64,
 ) -> PyResult<Bound<'py, PyList>> {
-    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
-    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
-    let answer = answer.to_str()?;
-    let blocks = borrow_strs(&blocks)?;
-    let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
-    let reports = maybe_detach(py, size, || {
-        claims::check_claims(answer, &blocks, min_quote_chars)
-    })
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let reports = with_answer_and_blocks(py, answer, &blocks, min_quote_chars, |a, b, m| {
+        claims::check_claims(a, b, m)
+    })?;
 
     let out = PyList::empty(py);
     for r in reports {
@@ -268,6 +276,7 @@ fn check_claims<'py>(
                 let pd = PyDict::new(py);
                 pd.set_item("answer_negated", p.answer_negated)?;
                 pd.set_item("evidence_negated", p.evidence_negated)?;
+                pd.set_item("agrees", p.agrees)?;
                 pd.set_item("block", p.block)?;
                 pd.set_item("start", p.start)?;
                 pd.set_item("end", p.end)?;

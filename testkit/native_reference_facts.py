@@ -2,7 +2,7 @@
 
 Why a module of its own: what an answer sentence asserts (numbers, dates,
 identifiers, code, quoted terms, names) and whether it is negated are the two
-halves of ``eval.native_reference_claims``; each is stated here as plainly as
+halves of ``testkit.native_reference_claims``; each is stated here as plainly as
 the Rust, character by character. Rules: ``native/docent_native.pyi``.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eval.native_reference import _QUOTE, STOP_WORDS, _fold, _markers
-from eval.native_reference_numbers import (
+from testkit.native_reference import _QUOTE, STOP_WORDS, _fold, _markers
+from testkit.native_reference_numbers import (
     date_at,
     is_alpha,
     is_digit,
@@ -36,7 +36,8 @@ NOT_NAMES = frozenset("""
     kb mb gb tb kib mib gib tib hz khz mhz ghz ms
     mr mrs dr prof
     section chapter page pages table figure fig appendix exhibit article clause paragraph step answer
-    summary source sources block passage document
+    summary source sources block passage document memo report letter policy manual handbook agreement
+    checklist schedule
 """.split())
 _CURRENCY = "$€£¥₹"
 _LOOK_BACK_SKIP = "([\"'“‘*#"
@@ -101,11 +102,11 @@ def prepare(sentence: str) -> str:
     return "".join(p)
 
 
-def _token_end(w: str, k: int) -> int:
+def _token_end(w: str, k: int, hyphens: bool) -> int:
     while k < len(w):
         if is_word(w[k]):
             k += 1
-        elif w[k] == "." and k + 1 < len(w) and is_word(w[k + 1]):
+        elif (w[k] == "." or (hyphens and w[k] == "-")) and k + 1 < len(w) and is_word(w[k + 1]):
             k += 2
         else:
             break
@@ -113,13 +114,27 @@ def _token_end(w: str, k: int) -> int:
 
 
 def _is_identifier(token: str) -> bool:
-    parts = token.split(".")
     return (
         ("_" in token and any(ch.isalnum() for ch in token))
         or any(is_digit(ch) for ch in token)
-        or (len(parts) > 1 and any(len(part) >= 2 for part in parts))
-        or any(is_alpha(a) and not is_upper(a) and is_upper(b) for a, b in zip(token, token[1:]))
+        or ("." in token and any(len(part) >= 2 for part in token.split(".")))
+        or any(a == "-" and is_upper(b) for a, b in zip(token, token[1:]))
     )
+
+
+def _is_camel(word: str) -> bool:
+    return any(is_alpha(a) and not is_upper(a) and is_upper(b) for a, b in zip(word, word[1:]))
+
+
+def _name_like(w: str, i: int, r: int) -> bool:
+    return r - i >= 2 and is_upper(w[i]) and _fold(w[i:r]) not in NOT_NAMES
+
+
+def _marked_name(w: str, r: int) -> bool:
+    possessive = (r < len(w) and w[r] in "'’" and r + 1 < len(w) and w[r + 1] == "s"
+                  and not (r + 2 < len(w) and is_word(w[r + 2])))
+    k = run_end(w, r, lambda ch: ch.isspace() or ch == "&")
+    return possessive or (r < k < len(w) and is_word(w[k]) and _name_like(w, k, word_end(w, k)))
 
 
 def _at_start(w: str, i: int) -> bool:
@@ -175,7 +190,7 @@ def sentence_facts(t: str, min_quote_chars: int) -> list[tuple[str, int, int, tu
             glued = s < len(w_text) and (is_word(w_text[s]) or (
                 w_text[s] == "." and s + 1 < len(w_text) and is_word(w_text[s + 1])))
             if glued:
-                end = _token_end(w_text, s)
+                end = _token_end(w_text, s, False)
                 facts.append(("identifier", i, end, ("text", search_text(t[i:end]))))
             else:
                 values, end = numeral_values(w_text, numeral, s)
@@ -183,15 +198,14 @@ def sentence_facts(t: str, min_quote_chars: int) -> list[tuple[str, int, int, tu
                 facts.append(("number", start, end, ("values", values)))
             i = end
             continue
-        end = _token_end(w_text, i)
+        end = _token_end(w_text, i, True)
         if _is_identifier(w_text[i:end]):
             facts.append(("identifier", i, end, ("text", search_text(t[i:end]))))
             i = end
             continue
         r = word_end(w_text, i)
-        word = _fold(w_text[i:r])
-        if not starts and r - i >= 2 and is_upper(w_text[i]) and word not in NOT_NAMES:
-            facts.append(("name", i, r, ("name", word)))
+        if _is_camel(w_text[i:r]) or (_name_like(w_text, i, r) and (not starts or _marked_name(w_text, r))):
+            facts.append(("name", i, r, ("name", _fold(w_text[i:r]))))
         i = r
     facts.sort(key=lambda f: f[1])
     return facts
@@ -201,8 +215,11 @@ def sentence_facts(t: str, min_quote_chars: int) -> list[tuple[str, int, int, tu
 
 NEGATORS = frozenset("not no never none nor neither cannot nothing nobody nowhere".split())
 COMPARATIVES = frozenset("more less fewer later earlier greater sooner smaller larger higher lower than".split())
-NEUTRAL = frozenset("if unless except without only otherwise whether but although though however whereas until".split())
+CONDITIONAL = frozenset("if unless only otherwise whether until when whenever".split())
+SPLITTERS = frozenset("but however although though whereas while because since except which who whom whose".split())
 _APOSTROPHES = "'’"
+_BREAK_MARKS = ",;:()[]—–"
+_STOPS = ".!?…"
 
 
 def stem(word: str) -> str:
@@ -218,56 +235,103 @@ def stem(word: str) -> str:
 
 @dataclass(frozen=True)
 class Stance:
-    stems: frozenset[str]
-    negated: bool
+    stems: dict[str, bool]  # stem -> every occurrence negated
     conditional: bool
 
 
-def _runs(t: str) -> list[tuple[int, int, str]]:
-    out = []
-    i = 0
-    while i < len(t):
-        if is_word(t[i]):
-            r = word_end(t, i)
-            out.append((i, r, _fold(t[i:r])))
-            i = r
-        else:
-            i += 1
-    return out
-
-
-def _is_nt(t: str, runs: list[tuple[int, int, str]], index: int) -> bool:
-    start, _, word = runs[index]
-    return (index > 0 and word == "t" and start >= 1 and t[start - 1] in _APOSTROPHES
-            and runs[index - 1][1] + 1 == start and runs[index - 1][2].endswith("n"))
-
-
-def _negated(t: str, runs: list[tuple[int, int, str]]) -> bool:
-    for i, (_, _, word) in enumerate(runs):
-        limit = i + 1 < len(runs) and runs[i + 1][2] in COMPARATIVES
-        if (word in NEGATORS and not limit) or _is_nt(t, runs, i):
+def _breaks_clause(t: str, start: int, end: int) -> bool:
+    for k in range(start, end):
+        c = t[k]
+        if c in _BREAK_MARKS:
+            return True
+        if c in _STOPS and (k + 1 >= len(t) or t[k + 1].isspace()):
+            return True
+        if c == "-" and k > 0 and t[k - 1].isspace() and k + 1 < len(t) and t[k + 1].isspace():
             return True
     return False
 
 
-def answer_stance(t: str) -> Stance:
-    runs = _runs(t)
-    stems = set()
-    for i, (start, end, word) in enumerate(runs):
-        contraction = i + 1 < len(runs) and _is_nt(t, runs, i + 1)
-        if (end - start >= 3 and word not in STOP_WORDS and word not in NEGATORS and word != "yes"
-                and not contraction):
-            stems.add(stem(word))
-    return Stance(frozenset(stems), _negated(t, runs), any(w in NEUTRAL for _, _, w in runs))
+def _words(t: str) -> list[tuple[int, int, str, bool]]:
+    """(start, end, fold, negated) of each word, negation scopes resolved."""
+    spans = []
+    i = 0
+    while i < len(t):
+        if is_word(t[i]):
+            r = word_end(t, i)
+            spans.append((i, r))
+            i = r
+        else:
+            i += 1
+    folds = [_fold(t[s:e]) for s, e in spans]
+    clause, cid = [], 0
+    for i, (start, _) in enumerate(spans):
+        if i > 0 and (_breaks_clause(t, spans[i - 1][1], start) or folds[i] in SPLITTERS):
+            cid += 1
+        clause.append(cid)
+
+    def is_negator(i: int) -> bool:
+        start = spans[i][0]
+        nt = (folds[i] == "t" and i > 0 and start >= 1 and t[start - 1] in _APOSTROPHES
+              and spans[i - 1][1] + 1 == start and folds[i - 1].endswith("n"))
+        if not (folds[i] in NEGATORS or nt):
+            return False
+        j = i + 1
+        while j < len(spans) and clause[j] == clause[i]:
+            if folds[j] in COMPARATIVES:
+                return False
+            j += 1
+        return True
+
+    out = []
+    scope = None
+    for i, (start, end) in enumerate(spans):
+        out.append((start, end, folds[i], scope == clause[i]))
+        if is_negator(i):
+            scope = clause[i]
+    return out
+
+
+def _stance(words: list[tuple[int, int, str, bool]], keep: Any) -> Stance:
+    stems: dict[str, bool] = {}
+    for i, word in enumerate(words):
+        if keep(i, word):
+            key = stem(word[2])
+            stems[key] = stems.get(key, True) and word[3]
+    return Stance(stems, any(w[2] in CONDITIONAL for w in words))
+
+
+def answer_stance(t: str, facts: list[tuple[int, int]]) -> Stance:
+    words = _words(t)
+
+    def contraction(i: int) -> bool:
+        return (i + 1 < len(words) and words[i + 1][2] == "t" and words[i + 1][0] == words[i][1] + 1
+                and t[words[i][1]] in _APOSTROPHES)
+
+    def keep(i: int, word: tuple[int, int, str, bool]) -> bool:
+        start, end, fold, _ = word
+        return (end - start >= 3 and fold not in STOP_WORDS and fold not in NEGATORS and fold != "yes"
+                and not contraction(i) and not any(s <= start and end <= e for s, e in facts))
+
+    return _stance(words, keep)
 
 
 def evidence_stance(t: str) -> Stance:
-    runs = _runs(t)
-    return Stance(frozenset(stem(w) for _, _, w in runs), _negated(t, runs), any(w in NEUTRAL for _, _, w in runs))
+    return _stance(_words(t), lambda i, word: True)
 
 
-def strong_share(answer: Stance, evidence: Stance) -> int | None:
-    if evidence.conditional or not answer.stems:
+def strong_match(answer: Stance, evidence: Stance) -> tuple[int, bool, bool, bool] | None:
+    """(shared, answer_negated, evidence_negated, agrees) of a strong match."""
+    if answer.conditional or evidence.conditional or not answer.stems:
         return None
-    shared = len(answer.stems & evidence.stems)
-    return shared if 4 * shared >= 3 * len(answer.stems) else None
+    shared, a_neg, e_neg, differ, both = 0, False, False, False, False
+    for key, negated in answer.stems.items():
+        if key in evidence.stems:
+            other = evidence.stems[key]
+            shared += 1
+            a_neg |= negated
+            e_neg |= other
+            differ |= negated != other
+            both |= negated and other
+    if 5 * shared < 3 * len(answer.stems):
+        return None
+    return shared, a_neg, e_neg, both or not differ

@@ -1,6 +1,6 @@
 """Numbers and dates for the reference claim check (``native/src/numbers.rs``, ``dates.rs``).
 
-Why a module of its own: ``eval.native_reference_claims`` needs the values a
+Why a module of its own: ``testkit.native_reference_claims`` needs the values a
 text mentions, compared exactly; this is their readable statement. Like the
 Rust it follows character by character, not with regexes, so a difference
 from the native side is easy to locate. Rules: ``native/docent_native.pyi``.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from eval.native_reference import _fold
+from testkit.native_reference import _fold
 
 # --- character classes (Python's own; the Rust side pins them) ---------------
 
@@ -145,16 +145,30 @@ def _percent_end(t: str, e: int, k: int) -> int:
     return e
 
 
+def numeral_starts(t: str, p: int) -> bool:
+    """A digit that does not continue a number (after a digit, or a ``.``/``,`` after a digit)."""
+    return (is_digit(t[p]) and not (p > 0 and is_digit(t[p - 1]))
+            and not (p > 1 and t[p - 1] in ".," and is_digit(t[p - 2])))
+
+
+def is_page_number(t: str, p: int) -> bool:
+    """Right after ``p.``/``pp.`` (any case, at a word start), spaces allowed."""
+    j = len(t[:p].rstrip())
+    if j < 2 or t[j - 1] != "." or t[j - 2] not in "pP":
+        return False
+    k = j - 3 if j >= 3 and t[j - 3] in "pP" else j - 2
+    return k == 0 or not is_word(t[k - 1])
+
+
 def block_values(t: str) -> set[str]:
     out: set[str] = set()
-    for p, ch in enumerate(t):
-        if not is_digit(ch) or (p > 0 and is_digit(t[p - 1])):
+    for p in range(len(t)):
+        if not numeral_starts(t, p) or is_page_number(t, p):
             continue
         numeral = parse_numeral(t, p)
         values, _ = numeral_values(t, numeral, run_end(t, numeral[2], is_alpha))
         out.update(values)
         out.add(canonical(numeral[0], numeral[1], 0))
-        out.add(canonical(t[p : run_end(t, p, is_digit)], "", 0))
     a = 0
     while a < len(t):
         if not is_word(t[a]):
