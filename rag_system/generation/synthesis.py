@@ -261,6 +261,10 @@ def strip_labels(text: str, blocks: list[EvidenceBlock]) -> str:
     """
     for block in blocks:
         text = text.replace(block.label, " ")
+        # the label without its number opening a line ("falcons.pdf, p. 1-2 Peregrines dive ..."),
+        # as the 1.5B model also copies it; inside a sentence ("according to ...") it is prose
+        where = block.label.split("] ", 1)[-1]
+        text = re.sub(rf"(?m)^(\s*(?:[-*]\s+)?){re.escape(where)}(?:\s*[:\-–]\s*|\s+)", r"\1", text)
         context = block.candidate.document_name + " > "
         text = "\n".join(line for line in text.split("\n") if not line.strip().startswith(context))
     return text.strip()

@@ -313,3 +313,10 @@ def test_a_quantity_question_answered_without_a_number_goes_to_repair():
     assert answer.first_validation["no_quantity"] is True
     assert "gives none" in backend.prompts[1][-1].content
     assert answer.answer_source == "llm_repaired" and "3" in answer.answer
+
+
+def test_a_label_copied_without_its_number_is_taken_off_the_start_of_a_line():
+    where = BLOCKS[0].label.split("] ", 1)[1]  # "rfc9000.txt, p. 45"
+    backend = Scripted(f"{where} A default value of 3 is assumed for the exponent [1].")
+    answer, _ = run(backend)
+    assert answer.answer_source == "llm" and answer.answer.startswith("A default value of 3")
