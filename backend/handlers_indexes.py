@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from backend.app import App
+from backend.index_discovery import adopt_external_indexes
 from backend.uploads import save_uploads
 from backend.web import ApiError, Request, Response, not_found, optional_str, require_str
 
@@ -20,6 +21,7 @@ def _index(app: App, index_id: str) -> dict[str, Any]:
 
 
 def list_indexes(app: App, req: Request) -> Response:
+    adopt_external_indexes(app, req.request_id)  # indexes built with the CLI show up too
     found = app.store.list_indexes()
     return Response.json({"indexes": found, "total": len(found)})
 

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
-    options = parse_chat(request.json())
+    options = parse_chat(request.service.names.resolve_body(request.json()))
     pipeline = request.service.pipeline
     try:
         chat_request = pipeline.request(options.query, options.indexes, session_id=options.session_id,
@@ -101,7 +101,7 @@ def chat_stream(request: Request) -> Stream:
 
 
 def retrieve(request: Request) -> Response:
-    options = parse_retrieve(request.json())
+    options = parse_retrieve(request.service.names.resolve_body(request.json()))
     engine = request.service.engine
     try:
         retrieval = engine.options(**options.retrieval)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from rag_system.ingestion.types import Block
 
 #: Formats whose page numbers mean something to a reader (slides and sheets count as pages).
-PAGED_TYPES = frozenset({"pdf", "pptx", "xlsx"})
+PAGED_TYPES = frozenset({"pdf", "pptx", "xlsx", "xls"})
 
 Lines = tuple[int, int] | None
 ANCHOR_CHARS = 24

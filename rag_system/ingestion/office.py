@@ -1,10 +1,11 @@
-"""DOCX, PPTX, XLSX, HTML and Markdown through Docling's model-free backends.
+"""DOCX, PPTX, HTML and Markdown through Docling's model-free backends.
 
-These formats carry their own structure (styles, slide titles, sheets, tags),
+These formats carry their own structure (styles, slide titles, tags),
 so Docling's declarative backends read them without any ML model and give
 us a typed document tree. We walk that tree ourselves instead of exporting
-Markdown, so every block keeps its kind, its page/slide/sheet number and its
-heading path. PDFs never come here (see `pdf.py`).
+Markdown, so every block keeps its kind, its page or slide number and its
+heading path. PDFs never come here (see `pdf.py`), nor do spreadsheets
+(`spreadsheet.py`: their rows and header need more than a rendered page).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_system.config import Settings
+from rag_system.ingestion.source_text import SourceText, keep_typography
 from rag_system.ingestion.structure import BlockBuilder, join_inline, render_table
 from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
@@ -41,15 +43,17 @@ def docling_converter() -> Any:
             from docling.datamodel.base_models import InputFormat
             from docling.document_converter import DocumentConverter
 
+            keep_typography()  # before any HTML is read: quotes and highlights must match the page
+
             _CONVERTER = DocumentConverter(allowed_formats=[
-                InputFormat.DOCX, InputFormat.PPTX, InputFormat.XLSX, InputFormat.HTML, InputFormat.MD,
+                InputFormat.DOCX, InputFormat.PPTX, InputFormat.HTML, InputFormat.MD,
             ])
-            logger.info("Docling converter ready (DOCX, PPTX, XLSX, HTML, MD)")
+            logger.info("Docling converter ready (DOCX, PPTX, HTML, MD)")
         return _CONVERTER
 
 
 def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
-    """Convert one DOCX/PPTX/XLSX/HTML/MD file; Docling errors become `ConversionError`."""
+    """Convert one DOCX/PPTX/HTML/MD file; Docling errors become `ConversionError`."""
     from docling.datamodel.base_models import ConversionStatus
 
     label = file_type.upper()
@@ -62,12 +66,14 @@ def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedD
         detail = "; ".join(_HASH_RE.sub("", e) for e in errors) or f"Docling status {result.status.value}"
         raise ConversionError(path, f"damaged or unreadable {label} ({detail})")
     document = result.document
-    mapper = _Mapper(document, file_type)
+    source = SourceText.of_html(path) if file_type == "html" else \
+        SourceText.of_markdown(path) if file_type == "md" else None
+    mapper = _Mapper(document, file_type, source)
     mapper.walk(document.body)
     mapper.flush_list()
     page_count = max([len(document.pages), mapper.max_page, 1])
     if page_count > settings.max_pages:
-        unit = {"pptx": "slides", "xlsx": "sheets"}.get(file_type, "pages")
+        unit = {"pptx": "slides"}.get(file_type, "pages")
         raise ConversionError(path, f"too many {unit} ({page_count}; the limit is {settings.max_pages}, "
                                     "set by DOCENT_MAX_PAGES)")
     warnings = [f"Docling: {e}" for e in errors]
@@ -85,13 +91,13 @@ def _message(exc: BaseException) -> str:
 class _Mapper:
     """Depth-first walk over a DoclingDocument that emits our blocks in order."""
 
-    def __init__(self, document: Any, file_type: str) -> None:
+    def __init__(self, document: Any, file_type: str, source: SourceText | None = None) -> None:
         self.document = document
         self.file_type = file_type
+        self.source = source  # the file's own text, for the spacing between inline pieces
         self.builder = BlockBuilder()
         self.max_page = 0
         self._page = 1
-        self._sheets = 0
         self._list_lines: list[str] = []
         self._list_page = 1
 
@@ -110,14 +116,7 @@ class _Mapper:
             self.flush_list()
         if isinstance(item, GroupItem) and label == "inline":
             self._set_page(item)
-            self.builder.add(join_inline(self._inline_parts(item)), self._page)
-        elif isinstance(item, GroupItem) and label == "sheet":
-            self._sheets += 1
-            self._page = self._sheets
-            self.max_page = max(self.max_page, self._page)
-            self.builder.headings.reset()
-            self.builder.heading(str(getattr(item, "name", "") or f"Sheet {self._sheets}"), self._page, 1)
-            self.walk(item)
+            self.builder.add(self._join(self._inline_parts(item)), self._page)
         elif isinstance(item, GroupItem):
             self.walk(item, list_depth + 1 if is_list_group else list_depth)
         elif isinstance(item, ListItem):
@@ -154,8 +153,16 @@ class _Mapper:
             self._set_page(item)
             text = getattr(item, "text", "")
             if isinstance(text, str) and text.strip():
-                self.builder.add(text, self._page)
+                self.builder.add(self._respaced(text), self._page)
             self.walk(item, list_depth)
+
+    def _respaced(self, text: str) -> str:
+        return self.source.respace(text) if self.source is not None else text
+
+    def _join(self, parts: list[str]) -> str:
+        """Inline pieces joined as the source spaced them (`SourceText`), else by `join_inline`'s rules."""
+        joined = self.source.join(parts) if self.source is not None else None
+        return joined if joined is not None else join_inline(parts)
 
     def _own_text(self, item: Any) -> tuple[str, list[Any]]:
         """An item's text and its remaining children.
@@ -170,10 +177,10 @@ class _Mapper:
         children = self._children(item)
         text = str(getattr(item, "text", "") or "").strip()
         if text:
-            return text, children
+            return self._respaced(text), children
         own = [c for c in children if isinstance(c, GroupItem) and _label(c) == "inline"]
         rest = [c for c in children if all(c is not group for group in own)]
-        return join_inline(join_inline(self._inline_parts(group)) for group in own), rest
+        return self._join([self._join(self._inline_parts(group)) for group in own]), rest
 
     def _children(self, node: Any) -> list[Any]:
         children = [ref.resolve(self.document) for ref in getattr(node, "children", ())]
@@ -192,7 +199,7 @@ class _Mapper:
                 provs = getattr(ref.resolve(self.document), "prov", None) or []
                 if provs:
                     break
-        if not provs or self.file_type == "xlsx":
+        if not provs:
             return
         page = int(provs[0].page_no)
         if page != self._page and self.file_type == "pptx":
@@ -209,7 +216,7 @@ class _Mapper:
             if isinstance(text, str) and text:
                 parts.append(text)
             elif getattr(child, "children", None):
-                parts.append(join_inline(self._inline_parts(child)))
+                parts.append(self._join(self._inline_parts(child)))
         return parts
 
     def _captions(self, item: Any) -> None:

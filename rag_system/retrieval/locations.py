@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-PAGED_TYPES = ("pdf", "pptx", "xlsx")
+PAGED_TYPES = ("pdf", "pptx", "xlsx", "xls")
 
 
 def _metadata(raw: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def _metadata(raw: str | dict[str, Any] | None) -> dict[str, Any]:
 
 def chunk_location(metadata: str | dict[str, Any] | None, heading_path: str, page_start: int,
                    page_end: int) -> dict[str, Any]:
-    """`{"paged", "section", "lines"?}` for a whole chunk."""
+    """`{"paged", "section", "lines"?, "rows"?, "sheet"?, "label"?}` for a whole chunk (rows: tables)."""
     meta = _metadata(metadata)
     paged = meta.get("paged")
     if paged is None:  # indexed before locations were recorded
@@ -36,6 +36,12 @@ def chunk_location(metadata: str | dict[str, Any] | None, heading_path: str, pag
     lines = meta.get("lines")
     if isinstance(lines, list) and len(lines) == 2:
         out["lines"] = lines
+    rows = meta.get("rows")
+    if isinstance(rows, list) and len(rows) == 2:
+        out["rows"] = rows
+        for key in ("sheet", "label"):
+            if isinstance(meta.get(key), str):
+                out[key] = meta[key]
     if page_start:
         out["page"] = page_start
     return out

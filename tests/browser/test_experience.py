@@ -5,14 +5,18 @@ that keeps its layout, lists that render, citations that open where the cited se
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser.conftest import PHONE, Stack
+from tests.browser.conftest import DESKTOP, PHONE, Stack
 from tests.browser.helpers import new_chat_on, shot, wait_until
+from testkit import REPO_ROOT
 from testkit.client import Client
+from testkit.processes import base_env
 
 pytestmark = pytest.mark.slow
 
@@ -91,6 +95,9 @@ def test_build_progress_moves_at_least_every_two_seconds(page: Any, stack: Stack
     page.click("#build-index")
     page.wait_for_selector("#build-label")
     shot(page, "indexes-building-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "indexes-building-phone")
+    page.set_viewport_size(DESKTOP)
     assert page.evaluate("""() => { const r = document.getElementById('build-progress').getBoundingClientRect();
         return r.top >= 0 && r.top < innerHeight; }"""), "the progress section is in view when the build starts"
     page.wait_for_selector("#build-progress[data-state=done]", timeout=600_000)
@@ -143,6 +150,9 @@ def test_the_answer_card_keeps_one_layout_from_first_token_to_end(page: Any, sta
         (first["x"], first["width"], first["columns"], first["display"]), (first, last)
     assert first["columns"] == 1
     shot(page, "chat-model-answer-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "chat-model-answer-phone")
+    page.set_viewport_size(DESKTOP)
     page.evaluate("""() => { const s = JSON.parse(localStorage.getItem('docent.settings.v1')); s.backend = '';
         localStorage.setItem('docent.settings.v1', JSON.stringify(s)); }""")
 
@@ -181,6 +191,9 @@ def test_a_citation_opens_on_the_page_of_its_sentence_highlighted(page: Any, sta
     marked = highlight_rows(page)
     assert 0 < marked <= 60, f"the highlight covers {marked} pixel rows: the sentence, not the whole passage"
     shot(page, "citation-page2-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "citation-page2-phone")
+    page.set_viewport_size(DESKTOP)
     page.click("#viewer-prev")
     page.wait_for_function("document.getElementById('viewer-page').textContent.startsWith('Page 1')")
     page.wait_for_function("document.querySelector('#page-viewer img.page-image')?.alt.startsWith('Page 1')")
@@ -228,3 +241,47 @@ def test_a_text_citation_names_its_section_and_opens_at_its_lines(page: Any, sta
     shot(page, "citation-text-phone")
     page.keyboard.press("Escape")
     assert not page.errors, page.errors
+
+
+def test_an_index_built_with_the_cli_appears_in_the_web_app(page: Any, stack: Stack) -> None:
+    folder = stack.data.parent / "fieldnotes"
+    folder.mkdir(exist_ok=True)
+    (folder / "notes.txt").write_text("Field notes.\n\nThe avocet nests on the salt marsh from April.\n")
+    env = base_env(stack.data, RAG_API_URL=stack.rag.url)
+    done = subprocess.run([sys.executable, "-m", "rag_system", "index", str(folder), "--index", "fieldnotes", "--json"],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for _ in range(40):  # the RAG API lists its indexes from a cache of a few seconds
+        page.goto(stack.url + "/#/indexes")
+        page.wait_for_selector(".index-pick, .index-list .muted")
+        if page.locator(".index-pick[data-id='fieldnotes']").count():
+            break
+        page.wait_for_timeout(1000)
+    assert "from the command line" in page.inner_text(".index-pick[data-id='fieldnotes'] .count")
+    shot(page, "indexes-cli-desktop")
+    page.set_viewport_size(PHONE)
+    shot(page, "indexes-cli-phone")
+    page.set_viewport_size(DESKTOP)
+    # and it answers like any other
+    ask_in_new_chat(page, stack, "fieldnotes", "When does the avocet nest?")
+    assert "April" in page.inner_text(".msg.assistant .answer")
+    assert not page.errors, page.errors
+
+
+def test_the_rag_api_answers_for_an_index_by_any_of_its_names(stack: Stack) -> None:
+    gw, rag = Client(stack.gateway.url), Client(stack.rag.url)
+    iid = build(gw, "Debian PDFs", [("harbour.txt", b"Harbour log.\n\nThe highest tide in March is 6.4 metres.\n")])
+    table = gw.get(f"/indexes/{iid}").json["vector_table_name"]
+    for name in (iid, table, "Debian PDFs", "debian  pdfs"):
+        reply = rag.post("/chat", {"query": "What is the highest tide in March?", "index": name})
+        assert reply.status == 200, (name, reply.body)
+        assert "6.4" in reply.json["answer"] and reply.json["citations"], (name, reply.json)
+    found = rag.post("/retrieve", {"query": "highest tide", "index": "Debian PDFs"})
+    assert found.status == 200 and found.json["index"] == iid
+    # a name two indexes share is refused with both ids, never guessed
+    twin = build(gw, "Debian PDFs", [("other.txt", b"Other log.\n\nNothing about tides.\n")])
+    refused = rag.post("/chat", {"query": "tide", "index": "Debian PDFs"})
+    assert refused.status == 400 and refused.json["error"]["code"] == "ambiguous_index_name"
+    assert iid in refused.json["error"]["message"] and twin in refused.json["error"]["message"]
+    unknown = rag.post("/chat", {"query": "tide", "index": "No Such Index"})
+    assert unknown.status == 400 and "no index is named" in unknown.json["error"]["message"]

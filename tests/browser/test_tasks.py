@@ -94,6 +94,10 @@ def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
     assert side.is_visible() and side.locator(".insp-table").count() == body.locator(".insp-table").count()
     assert side.bounding_box()["x"] >= answer.bounding_box()["x"] + answer.bounding_box()["width"] - 1
     page.screenshot(path=str(ARTIFACTS / "compare-inspector-desktop.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(150)
+    page.screenshot(path=str(ARTIFACTS / "compare-inspector-phone.png"))
+    page.set_viewport_size(DESKTOP)
     page.keyboard.press("Escape")
     assert not side.is_visible()
     assert page.evaluate("document.activeElement.classList.contains('insp-beside')")

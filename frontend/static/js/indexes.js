@@ -3,7 +3,8 @@ import { gateway, uploadFile } from "./api.js";
 import { countsText, followBuild, stopFollowing } from "./build.js";
 import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
-const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.txt";
+const num = (n) => Number(n || 0).toLocaleString("en");
+const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt";
 let root = null;
 let selected = null;
 export const indexState = { list: [] };
@@ -65,7 +66,7 @@ function detail(ix) {
   const buildBtn = el("button", { type: "button", class: "btn primary", id: "build-index", text: "Build index", disabled: ix.metadata?.status === "building" });
   const progress = el("div", { class: "build-progress", id: "build-progress" });
   const docs = el("ul", { class: "documents", role: "list", id: "documents", "aria-label": "Documents" });
-  renderDocs(docs, ix.documents);
+  renderDocs(docs, ix.documents, ix);
 
   box.append(
     el("div", { class: "row between" }, el("h2", { text: ix.name }),
@@ -95,7 +96,7 @@ function detail(ix) {
     });
     await Promise.all(jobs);
     const fresh = await gateway("GET", `/indexes/${ix.id}`);
-    renderDocs(docs, fresh.documents);
+    renderDocs(docs, fresh.documents, fresh);
     refreshListItem(fresh);
   };
   drop.addEventListener("click", () => fileInput.click());
@@ -126,7 +127,7 @@ function follow(indexId, jobId, box, docs, buildBtn) {
     buildBtn.disabled = false;
     try {
       const fresh = await gateway("GET", `/indexes/${indexId}`);
-      renderDocs(docs, fresh.documents);
+      renderDocs(docs, fresh.documents, fresh);
       refreshListItem(fresh);
     } catch (err) { toast(err.message); }
   });
@@ -135,6 +136,7 @@ function follow(indexId, jobId, box, docs, buildBtn) {
 // "2 documents, 5 pages · 1 failed": a file that failed is not a searchable document, so it is counted apart.
 function docCount(ix) {
   const documents = ix.documents || [];
+  if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(ix.metadata.chunks || 0)} chunks`;
   const failed = documents.filter((d) => d.status === "failed").length;
   const n = documents.length ? documents.length - failed : (ix.document_count ?? 0);
   const pages = ix.page_count || 0;
@@ -151,8 +153,13 @@ function refreshListItem(ix) {
   pick.querySelector(".count").textContent = docCount(ix);
 }
 
-function renderDocs(ul, documents = []) {
+function renderDocs(ul, documents = [], ix = null) {
   ul.textContent = "";
+  if (!documents.length && ix?.metadata?.origin === "cli") {
+    ul.append(el("li", { class: "muted", text: "Built with the command line (python -m rag_system index): its files stay where they are, "
+      + "so they are not listed here. Files you upload are added to it." }));
+    return;
+  }
   if (!documents.length) { ul.append(el("li", { class: "muted", text: "No documents yet." })); return; }
   for (const d of documents) {
     ul.append(el("li", { class: "doc", dataset: { name: d.filename } }, el("span", { class: "fname", text: d.filename }),

@@ -61,6 +61,7 @@ export function pages(c) {
 // sentence's own page when known); the section and lines of a text file; the section of HTML or Markdown.
 export function where(c) {
   const loc = c.location || {};
+  if (loc.label) return loc.label; // a table's rows: "Sheet Q3, rows 12–40"
   if (loc.paged !== false) return loc.page ? `page ${loc.page}` : pages(c);
   const parts = [];
   if (loc.section) parts.push(`§ ${loc.section}`);
