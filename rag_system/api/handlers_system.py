@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from rag_system.api.messages import Request, Response
+from rag_system.indexing.embedders import listing as embedder_listing
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ def models(request: Request) -> Response:
         # The names of the product we replace, for clients that read them.
         "generation_models": sorted({s.model for s in statuses if s.available and s.model and s.name != "extractive"}),
         "embedding_models": [service.embedder.identity.model_id],
+        # Per-index choice (POST /index {"embedder": name}); "default" marks the one new indexes get.
+        "embedders": embedder_listing(service.settings),
     })
 
 

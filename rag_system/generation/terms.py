@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rag_system.indexing.languages import all_function_words
+
 _WORD = re.compile(r"\w+")
 
 # Function words plus question scaffolding: words that say *how* something is
@@ -25,6 +27,10 @@ whom why will with would you your yours
 describe explain tell give list name show please mean means meaning called call say says said
 happen happens kind type way ways there's what's whats use used using uses
 """.split())
+# What a question's key terms skip: also the function words of the other languages documents come in
+# (rag_system/indexing/languages.py), so "Wie ... ich ... ein" in a German question are not key terms that
+# German evidence "lacks" (issue 21). Chunking (cohesion.py) keeps the English list above.
+QUESTION_STOP_WORDS = STOP_WORDS | (all_function_words() - {"die", "come", "son"})
 
 
 def stem(word: str) -> str:
@@ -42,7 +48,7 @@ def key_terms(text: str) -> list[str]:
     for word in _WORD.findall(text.lower()):
         if len(word) < 3 and not word.isdigit():
             continue
-        if word in STOP_WORDS:
+        if word in QUESTION_STOP_WORDS:
             continue
         seen.setdefault(stem(word), None)
     return list(seen)
@@ -64,7 +70,7 @@ def weighted_terms(text: str) -> dict[str, float]:
     for position, match in enumerate(_WORD.finditer(text)):
         word = match.group(0)
         lower = word.lower()
-        if (len(lower) < 3 and not lower.isdigit()) or lower in STOP_WORDS:
+        if (len(lower) < 3 and not lower.isdigit()) or lower in QUESTION_STOP_WORDS:
             continue
         specific = (position > 0 and word[:1].isupper()) or any(c.isdigit() or c == "_" for c in word)
         key = stem(lower)
