@@ -260,15 +260,12 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"OCR_ENGINE must be one of {', '.join(_OCR_ENGINES)}, got {settings.ocr_engine!r}")
     if settings.chunk_context not in _CONTEXTS:
         raise ConfigError(f"CHUNK_CONTEXT must be one of {', '.join(_CONTEXTS)}, got {settings.chunk_context!r}")
-<<<<<<< HEAD
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", settings.embedding_device):
         raise ConfigError(f"EMBEDDING_DEVICE must be auto, cpu, cuda or cuda:N, got {settings.embedding_device!r}")
-=======
     if settings.fts_language not in _FTS_LANGUAGES:
         raise ConfigError(f"FTS_LANGUAGE must be one of {', '.join(_FTS_LANGUAGES)}, got {settings.fts_language!r}")
     if settings.embedder not in _EMBEDDERS:
         raise ConfigError(f"EMBEDDER must be one of {', '.join(_EMBEDDERS)}, got {settings.embedder!r}")
->>>>>>> main
     if settings.embedding_precision not in _PRECISIONS:
         raise ConfigError(f"EMBEDDING_PRECISION must be one of {', '.join(_PRECISIONS)}, "
                           f"got {settings.embedding_precision!r}")

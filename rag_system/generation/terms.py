@@ -11,14 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-<<<<<<< HEAD
-WORD = re.compile(r"\w+")
-
-=======
 from rag_system.indexing.languages import all_function_words
 
-_WORD = re.compile(r"\w+")
->>>>>>> main
+WORD = re.compile(r"\w+")
 
 # Function words plus question scaffolding: words that say *how* something is
 # asked, not *what* about.
