@@ -22,7 +22,7 @@ from email.policy import HTTP
 from pathlib import Path
 from typing import BinaryIO
 
-from backend.web import ApiError
+from common.errors import ApiError
 
 ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".txt"})
 FILE_FIELD = "files"

@@ -9,7 +9,6 @@ explicit per-request overrides (`Settings.with_overrides`).
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from dotenv import dotenv_values
+
+from common.options import FUSIONS, MODES
 
 
 class ConfigError(ValueError):
@@ -173,7 +174,6 @@ PROFILES: Mapping[str, Mapping[str, Any]] = {
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
-_MODES = ("hybrid", "vector_only", "fts_only")
 _PRECISIONS = ("auto", "fp32", "bf16")
 _CONTEXTS = ("none", "headings", "document")
 _BACKENDS = ("auto", "llamacpp", "ollama", "openai", "extractive")
@@ -225,8 +225,8 @@ def _validated(settings: Settings) -> Settings:
                  "reranker_min_keep", "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
-    if settings.fusion not in ("meanmax", "score", "rrf"):
-        raise ConfigError(f"FUSION must be meanmax, score or rrf, got {settings.fusion!r}")
+    if settings.fusion not in FUSIONS:
+        raise ConfigError(f"FUSION must be one of {', '.join(FUSIONS)}, got {settings.fusion!r}")
     if settings.fts_weight < 0 or settings.vector_weight < 0:
         raise ConfigError("FTS_WEIGHT and VECTOR_WEIGHT must be >= 0")
     if not 0.0 <= settings.chunk_window_at_topics <= 1.0:
@@ -257,8 +257,8 @@ def _validated(settings: Settings) -> Settings:
     if settings.max_body_bytes <= 0 or settings.sse_heartbeat_s <= 0:
         raise ConfigError("DOCENT_MAX_BODY_BYTES and DOCENT_SSE_HEARTBEAT_S must be > 0")
     _validate_scale(settings)
-    if settings.retrieval_mode not in _MODES:
-        raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(_MODES)}, got {settings.retrieval_mode!r}")
+    if settings.retrieval_mode not in MODES:
+        raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(MODES)}, got {settings.retrieval_mode!r}")
     return settings
 
 
@@ -301,12 +301,3 @@ def load_settings(
             values[f.name] = env[var]
     return Settings().with_overrides(**values)
 
-
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach; both services refuse other binds without a token."""
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -11,29 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_WORD = re.compile(r"\w+")
-
-# Function words plus question scaffolding: words that say *how* something is
-# asked, not *what* about.
-STOP_WORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have having
-he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on
-once only or other our out over own same she should so some such than that the their them then there
-these they this those through to too under until up very was we were what when where which while who
-whom why will with would you your yours
-describe explain tell give list name show please mean means meaning called call say says said
-happen happens kind type way ways there's what's whats use used using uses
-""".split())
-
-
-def stem(word: str) -> str:
-    """A deliberately light suffix stripper: enough to match "assumed" with "assume"."""
-    w = word.lower()
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e"):
-        if len(w) - len(suffix) >= 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
+from common.lexicon import STOP_WORDS, stem
+from common.lexicon import WORD as _WORD
 
 
 def key_terms(text: str) -> list[str]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-MODES = ("hybrid", "vector_only", "fts_only")
-#: "meanmax": scores normalised from each ranking's mean (0) to its best (1);
-#: "score": from its minimum; "rrf": reciprocal rank (Documentation/evaluation.md).
-FUSIONS = ("meanmax", "score", "rrf")
+from common.errors import DomainError
+from common.options import MODES
 
 
-class RetrievalModeError(ValueError):
+class RetrievalModeError(DomainError, ValueError):
     """An unknown retrieval mode was requested."""
+
+    status, code = 400, "invalid_option"
 
 
 def check_mode(mode: str) -> str:
@@ -28,7 +28,7 @@ class RetrievalOptions:
     mode: str = "hybrid"
     k: int = 20
     filters: dict[str, Any] | None = None
-    fusion: str = "meanmax"  # see FUSIONS
+    fusion: str = "meanmax"  # see common.options.FUSIONS
     rrf_k: float = 60.0
     fts_weight: float = 1.0
     vector_weight: float = 1.0
