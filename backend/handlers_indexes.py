@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from backend.app import App
+from backend.index_discovery import adopt_external_indexes
 from backend.library import index_or_404, remove_files, start_build, store_uploads
 from backend.web import Request, not_found, optional_str, require_str
 from common.errors import ApiError
@@ -15,6 +16,7 @@ TERMINAL_JOB_STATES = {"done": "ready", "failed": "failed", "cancelled": "cancel
 
 
 def list_indexes(app: App, req: Request) -> Response:
+    adopt_external_indexes(app, req.request_id)  # indexes built with the CLI show up too
     found = app.store.list_indexes()
     return Response.json({"indexes": found, "total": len(found)})
 

@@ -46,6 +46,10 @@ class RagClient:
         return self._call("GET", f"/index/jobs/{quote(job_id, safe='')}", timeout=self.index_timeout_s,
                           request_id=request_id)[1]
 
+    def indexes(self, request_id: str | None = None) -> list[dict[str, Any]]:
+        """The RAG API's indexes, `[{"name", "chunks"}]` (a short timeout: listing must not hang the gateway)."""
+        return list(self._call("GET", "/indexes", timeout=3.0, request_id=request_id)[1].get("indexes") or [])
+
     def delete_index(self, name: str, request_id: str | None = None) -> bool:
         """Delete the index's table; False when the RAG API has no such index (nothing to delete)."""
         status, _ = self._call("DELETE", f"/indexes/{quote(name, safe='')}", timeout=self.index_timeout_s,

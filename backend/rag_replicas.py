@@ -130,3 +130,6 @@ class RagReplicas:
 
     def delete_index(self, name: str, request_id: str | None = None) -> bool:
         return self.writer.delete_index(name, request_id)
+
+    def indexes(self, request_id: str | None = None) -> list[dict[str, Any]]:
+        return self.writer.indexes(request_id)

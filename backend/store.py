@@ -232,8 +232,9 @@ class Store:
 
     # -- indexes ---------------------------------------------------------------
     def create_index(self, name: str, description: str = "", metadata: dict[str, Any] | None = None,
-                     session_id: str | None = None) -> dict[str, Any]:
-        iid, ts = new_id(), now()
+                     session_id: str | None = None, index_id: str | None = None) -> dict[str, Any]:
+        """`index_id` names an index the RAG API already has (one built from the command line)."""
+        iid, ts = index_id or new_id(), now()
         with self._write() as c:
             c.execute("INSERT INTO indexes (id, name, description, created_at, updated_at, vector_table_name, "
                       "metadata, session_id) VALUES (?,?,?,?,?,?,?,?)",

@@ -24,7 +24,9 @@ from typing import BinaryIO
 
 from common.errors import ApiError
 
-ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".txt"})
+#: What the RAG API converts (rag_system/ingestion/sniff.py; kept in step by tests/unit/test_gateway_uploads.py).
+ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt",
+                                ".xls", ".csv", ".tsv", ".tab"})
 FILE_FIELD = "files"
 MAX_NAME_CHARS = 120
 MAX_PART_HEADER_BYTES = 16 * 1024

@@ -270,5 +270,5 @@ def _from_cache(payload: dict[str, Any], request: ChatRequest) -> ChatResponse:
 def _sources(packed: PackedContext) -> list[dict[str, Any]]:
     return [{"n": b.number, "chunk_id": b.candidate.chunk_id, "document_id": b.candidate.document_id,
              "document_name": b.candidate.document_name, "page_start": b.candidate.page_start,
-             "page_end": b.candidate.page_end, "score": round(b.candidate.score, 4),
+             "page_end": b.candidate.page_end, "place": b.candidate.place, "score": round(b.candidate.score, 4),
              "text": b.text, "truncated": b.truncated} for b in packed.blocks]

@@ -17,6 +17,7 @@ from typing import Any
 from rag_system.agent.pipeline import QueryPipeline
 from rag_system.agent.types import Turn
 from rag_system.api.gateway_client import TurnSaver, read_history
+from rag_system.api.index_names import IndexNames
 from rag_system.api.jobs import JobQueue
 from rag_system.api.metrics import GaugeRows, Metrics
 from rag_system.api.paths import AllowedRoots
@@ -53,6 +54,7 @@ class Service:
         self.roots = AllowedRoots.from_settings(settings)
         self.metrics = Metrics()
         self.saver = TurnSaver(settings.gateway_url, settings.api_token)
+        self.names = IndexNames(self.index_names, settings.gateway_url, settings.api_token)
         self.jobs = JobQueue(settings, self.embedder, self.roots, on_changed=self.index_changed)
         self.cors_origins = cors_origins(settings.cors_origins)
         self.llm_loading: dict[str, Any] = {"state": "not requested"}
@@ -114,6 +116,9 @@ class Service:
         turns = tuple(Turn(m["role"], m["content"], m.get("standalone") or None) for m in found
                       if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str))
         return turns, None
+
+    def index_names(self, fresh: bool = False) -> list[str]:
+        return list_indexes(self.db) if fresh else [name for name, _ in self.index_sizes()]
 
     def index_sizes(self) -> list[tuple[str, int]]:
         """(index, chunk count) for every index; cached briefly, since counting opens tables."""

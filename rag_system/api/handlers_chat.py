@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
-    options = parse_chat(request.json())
+    options = parse_chat(request.service.names.resolve_body(request.json()))
     history, warning = (options.history, None) if options.history is not None else ((), None)
     if options.history is None and options.session_id:
         history, warning = request.service.conversation(options.session_id, options.turn_id)
@@ -104,7 +104,7 @@ def chat_stream(request: Request) -> Stream:
 
 
 def retrieve(request: Request) -> Response:
-    options = parse_retrieve(request.json())
+    options = parse_retrieve(request.service.names.resolve_body(request.json()))
     engine = request.service.engine
     result = engine.retrieve(options.index, options.query, engine.options(**options.retrieval))
     return Response(200, {"index": options.index, **result.to_json(), "inspector": retrieval_trace(result, options.index)})

@@ -78,7 +78,7 @@ class Job:
         with self.changed:
             return {"job_id": self.job_id, "kind": self.kind, "index": self.index, "state": self.state,
                     "files": [dict(f) for f in self.files.values()],
-                    "progress": {**self.overall, "done": self.done, "total": self.total},
+                    "progress": {"done": self.done, "total": self.total}, "overall": dict(self.overall),
                     "summary": self.summary, "error": self.error, "created_at": self.created_at,
                     "started_at": self.started_at, "finished_at": self.finished_at}
 

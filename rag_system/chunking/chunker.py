@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from rag_system.chunking.cohesion import best_break, gap_cohesion
+from rag_system.chunking.locations import Lines, block_lines, location_metadata, sentence_lines
 from rag_system.chunking.sentences import split_sentences
-from rag_system.ingestion.types import Block, ConvertedDocument
+from rag_system.chunking.table_rows import row_metadata, split_rows
+from rag_system.ingestion.types import Block, ConvertedDocument, TableRows
 
 TokenCounter = Callable[[list[str]], list[int]]
 
@@ -116,6 +118,9 @@ class _Unit:
     starts_block: bool
     # Lexical cohesion across the gap before this unit when it opens a paragraph.
     cohesion: float | None = None
+    lines: Lines = None  # its first and last line in the source file, when the format has lines
+    # The rows of a sheet/CSV table this unit holds (its text renders them under the header).
+    table: TableRows | None = None
 
 
 def chunk_id_for(document_id: str, version: str, ordinal: int) -> str:
@@ -131,7 +136,8 @@ def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: Token
     for sec in sections:
         budget = replace(options, max_tokens=options.max_tokens - sec.prefix_tokens)
         for units in _pack(sec.units, budget):
-            windows = _windows(units, sec.prefix, sec.prefix_tokens, options) if options.window_tokens else ((), 0)
+            windows = _windows(units, sec.prefix, sec.prefix_tokens, options, count_tokens) \
+                if options.window_tokens else ((), 0)
             pieces.append((sec.path, sec.prefix, sec.prefix_tokens, units, windows))
     return [replace(_make_chunk(doc, document_id, options.version, ordinal, path, units, prefix, prefix_tokens),
                     windows=windows[0], vector_only_windows=windows[1])
@@ -155,8 +161,8 @@ def _section(name: str, heading_path: tuple[str, ...], blocks: list[Block], coun
     return Section(heading_path, prefix, prefix_tokens, units)
 
 
-def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int,
-             options: ChunkerOptions) -> tuple[tuple[str, ...], int]:
+def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int, options: ChunkerOptions,
+             count_tokens: TokenCounter) -> tuple[tuple[str, ...], int]:
     """The chunk's windows (its units packed to `window_tokens`, block-aligned) and how
     many of them, at the end, are for the vector leg only.
 
@@ -172,6 +178,11 @@ def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int,
     budget = max(options.window_tokens // 2, options.window_tokens - prefix_tokens)
     if sum(u.tokens for u in units) <= budget:
         return (_join(units, prefix),), 0
+    if len(units) == 1 and units[0].table is not None:
+        # A table's windows are its rows in smaller pieces, each under the header again.
+        pieces = split_rows(units[0].table, count_tokens, budget)
+        return tuple(_join([_Unit(text, units[0].page, "table", tokens, True)], prefix)
+                     for _, text, tokens in pieces), 0
     window_options = ChunkerOptions(max_tokens=budget, overlap_sentences=0, align_blocks=True,
                                     pack_code=options.pack_code, topic_breaks=options.topic_breaks)
     groups = _pack(units, window_options)
@@ -225,20 +236,33 @@ def _sections(blocks: Iterable[Block]) -> Iterable[tuple[tuple[str, ...], list[B
 
 
 def _units(blocks: list[Block], count_tokens: TokenCounter, max_tokens: int) -> list[_Unit]:
-    raw: list[tuple[str, int, str, bool]] = []
+    raw: list[tuple[str, int, str, bool, Lines]] = []
+    tables: list[list[_Unit]] = []  # each sheet/CSV table's pieces, in order
     for block in blocks:
-        if block.block_type in _ATOMIC or block.block_type == "heading":
-            raw.append((block.text.strip(), block.page, block.block_type, True))
+        if block.table is not None:
+            tables.append([_Unit(text, block.page, "table", tokens, True, table=rows)
+                           for rows, text, tokens in split_rows(block.table, count_tokens, max_tokens)])
+            raw.append(("", block.page, "table", True, None))  # its place in the order; replaced below
             continue
-        for i, sentence in enumerate(split_sentences(block.text)):
-            raw.append((sentence, block.page, block.block_type, i == 0))
+        if block.block_type in _ATOMIC or block.block_type == "heading":
+            text = block.text.strip()
+            raw.append((text, block.page, block.block_type, True, block_lines(block, text)))
+            continue
+        sentences = split_sentences(block.text)
+        for i, (sentence, lines) in enumerate(zip(sentences, sentence_lines(block, sentences))):
+            raw.append((sentence, block.page, block.block_type, i == 0, lines))
     counts = count_tokens([text for text, *_ in raw])
     units: list[_Unit] = []
-    for (text, page, kind, first), tokens in zip(raw, counts):
-        if tokens <= max_tokens:
-            units.append(_Unit(text, page, kind, tokens, first))
+    pending_tables = iter(tables)
+    for (text, page, kind, first, lines), tokens in zip(raw, counts):
+        if not text and kind == "table":
+            for unit in next(pending_tables):
+                units.extend([unit] if unit.tokens <= max_tokens else
+                             _split_oversized(unit.text, unit.page, "table", count_tokens, max_tokens))
+        elif tokens <= max_tokens:
+            units.append(_Unit(text, page, kind, tokens, first, lines=lines))
         else:
-            units.extend(_split_oversized(text, page, kind, count_tokens, max_tokens))
+            units.extend(replace(u, lines=lines) for u in _split_oversized(text, page, kind, count_tokens, max_tokens))
     return units
 
 
@@ -344,17 +368,22 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
     kinds = [u.block_type for u in units if u.block_type != "heading"] or ["paragraph"]
     block_type = max(set(kinds), key=lambda k: (sum(u.tokens for u in units if u.block_type == k), k))
     pages = sorted({u.page for u in units})
+    text = _join(units, prefix)
     metadata: dict[str, object] = {
         "file_type": doc.file_type,
         "source_path": str(doc.path),
         "pages": pages,
+        **location_metadata(text, [(u.text, u.page, u.lines) for u in units], doc.file_type, doc.page_count),
     }
     if any(u.block_type == "ocr" for u in units):
         metadata["ocr_engine"] = doc.ocr_engine
+    tables = [u.table for u in units if u.table is not None]
+    if len(tables) == 1:
+        metadata.update(row_metadata(tables[0]))
     return Chunk(
         chunk_id=chunk_id_for(document_id, version, ordinal),
         chunk_index=ordinal,
-        text=_join(units, prefix),
+        text=text,
         page_start=pages[0],
         page_end=pages[-1],
         heading_path=" > ".join(heading_path),

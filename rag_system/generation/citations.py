@@ -121,5 +121,5 @@ def citation_records(answer: str, blocks: list[EvidenceBlock], validation: Valid
         c = block.candidate
         records.append({"n": n, "chunk_id": c.chunk_id, "document_id": c.document_id,
                         "document_name": c.document_name, "page_start": c.page_start,
-                        "page_end": c.page_end, "quote": quote})
+                        "page_end": c.page_end, "quote": quote, "location": c.locate(quote)})
     return records

@@ -59,10 +59,11 @@ class LazyEmbedder:
     def count_tokens_batch(self, texts: list[str]) -> list[int]:
         return self.model().count_tokens_batch(texts)
 
-    def embed(self, texts: list[str], on_batch: Callable[[list[int]], None] | None = None) -> np.ndarray:
+    def embed(self, texts: list[str], on_batch: Callable[[list[int]], None] | None = None,
+              batch_size: int | None = None) -> np.ndarray:
         if not texts:  # a group of failed files: nothing to load the model for
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self.model().embed(texts, on_batch)
+        return self.model().embed(texts, on_batch, batch_size)
 
 
 def build_embedder(settings: Settings) -> Embedder | LazyEmbedder:

@@ -57,6 +57,14 @@ def _route(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
         from rag_system.ingestion.text import convert_text
 
         return convert_text(path, settings)
+    if file_type in ("xlsx", "xls", "csv", "tsv"):
+        from rag_system.ingestion import spreadsheet
+
+        if file_type == "xlsx":
+            return spreadsheet.convert_xlsx(path, settings)
+        if file_type == "xls":
+            return spreadsheet.convert_xls(path, settings)
+        return spreadsheet.convert_delimited(path, settings, file_type)
     from rag_system.ingestion.office import convert_office
 
     return convert_office(path, settings, file_type)

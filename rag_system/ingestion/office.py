@@ -1,10 +1,11 @@
-"""DOCX, PPTX, XLSX, HTML and Markdown through Docling's model-free backends.
+"""DOCX, PPTX, HTML and Markdown through Docling's model-free backends.
 
-These formats carry their own structure (styles, slide titles, sheets, tags),
+These formats carry their own structure (styles, slide titles, tags),
 so Docling's declarative backends read them without any ML model and give
 us a typed document tree. We walk that tree ourselves instead of exporting
-Markdown, so every block keeps its kind, its page/slide/sheet number and its
-heading path. PDFs never come here (see `pdf.py`).
+Markdown, so every block keeps its kind, its page or slide number and its
+heading path. PDFs never come here (see `pdf.py`), nor do spreadsheets
+(`spreadsheet.py`: their rows and header need more than a rendered page).
 """
 
 from __future__ import annotations
@@ -42,14 +43,14 @@ def docling_converter() -> Any:
             from docling.document_converter import DocumentConverter
 
             _CONVERTER = DocumentConverter(allowed_formats=[
-                InputFormat.DOCX, InputFormat.PPTX, InputFormat.XLSX, InputFormat.HTML, InputFormat.MD,
+                InputFormat.DOCX, InputFormat.PPTX, InputFormat.HTML, InputFormat.MD,
             ])
-            logger.info("Docling converter ready (DOCX, PPTX, XLSX, HTML, MD)")
+            logger.info("Docling converter ready (DOCX, PPTX, HTML, MD)")
         return _CONVERTER
 
 
 def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
-    """Convert one DOCX/PPTX/XLSX/HTML/MD file; Docling errors become `ConversionError`."""
+    """Convert one DOCX/PPTX/HTML/MD file; Docling errors become `ConversionError`."""
     from docling.datamodel.base_models import ConversionStatus
 
     label = file_type.upper()
@@ -67,7 +68,7 @@ def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedD
     mapper.flush_list()
     page_count = max([len(document.pages), mapper.max_page, 1])
     if page_count > settings.max_pages:
-        unit = {"pptx": "slides", "xlsx": "sheets"}.get(file_type, "pages")
+        unit = {"pptx": "slides"}.get(file_type, "pages")
         raise ConversionError(path, f"too many {unit} ({page_count}; the limit is {settings.max_pages}, "
                                     "set by DOCENT_MAX_PAGES)")
     warnings = [f"Docling: {e}" for e in errors]
@@ -91,7 +92,6 @@ class _Mapper:
         self.builder = BlockBuilder()
         self.max_page = 0
         self._page = 1
-        self._sheets = 0
         self._list_lines: list[str] = []
         self._list_page = 1
 
@@ -111,13 +111,6 @@ class _Mapper:
         if isinstance(item, GroupItem) and label == "inline":
             self._set_page(item)
             self.builder.add(join_inline(self._inline_parts(item)), self._page)
-        elif isinstance(item, GroupItem) and label == "sheet":
-            self._sheets += 1
-            self._page = self._sheets
-            self.max_page = max(self.max_page, self._page)
-            self.builder.headings.reset()
-            self.builder.heading(str(getattr(item, "name", "") or f"Sheet {self._sheets}"), self._page, 1)
-            self.walk(item)
         elif isinstance(item, GroupItem):
             self.walk(item, list_depth + 1 if is_list_group else list_depth)
         elif isinstance(item, ListItem):
@@ -192,7 +185,7 @@ class _Mapper:
                 provs = getattr(ref.resolve(self.document), "prov", None) or []
                 if provs:
                     break
-        if not provs or self.file_type == "xlsx":
+        if not provs:
             return
         page = int(provs[0].page_no)
         if page != self._page and self.file_type == "pptx":

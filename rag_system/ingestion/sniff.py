@@ -23,6 +23,10 @@ EXTENSIONS: dict[str, str] = {
     ".docx": "docx",
     ".pptx": "pptx",
     ".xlsx": "xlsx",
+    ".xls": "xls",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
     ".html": "html",
     ".htm": "html",
     ".md": "md",
@@ -60,6 +64,10 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 )
 
 _HEAD_BYTES = 8192
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+#: Legacy binary Office formats (OLE2 containers) and the format to save them as.
+_OLE2_TYPES = {"xls": ".xlsx"}
+_TEXT_LABELS = {"txt": "text", "md": "Markdown", "html": "HTML", "csv": "CSV", "tsv": "TSV"}
 #: Text control characters that do occur in real text files.
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")
 _TEXT_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -98,10 +106,12 @@ def detect_file_type(path: Path, settings: Settings) -> str:
             raise ConversionError(path, f"not a valid PDF ({_describe_start(head)})")
     elif file_type in _OOXML_MAIN_PARTS:
         _check_ooxml(path, file_type, head, settings)
+    elif file_type in _OLE2_TYPES:
+        _check_ole2(path, file_type, head)
     else:
         problem = binary_reason(head)
         if problem:
-            label = {"txt": "text", "md": "Markdown", "html": "HTML"}[file_type]
+            label = _TEXT_LABELS.get(file_type, file_type.upper())
             raise ConversionError(path, f"binary content in a {label} file ({problem})")
     return file_type
 
@@ -165,6 +175,17 @@ def _check_ooxml(path: Path, file_type: str, head: bytes, settings: Settings) ->
                 path, f"not a valid {label}: the content is {_KIND_NAMES[other]}; rename it to .{other}"
             )
     raise ConversionError(path, f"not a valid {label} (ZIP archive without a {label} main document)")
+
+
+def _check_ole2(path: Path, file_type: str, head: bytes) -> None:
+    """A legacy .xls/.doc/.ppt must be an OLE2 container (a renamed .xlsx is named as such)."""
+    label, modern = file_type.upper(), _OLE2_TYPES[file_type]
+    if head.startswith(b"PK\x03\x04"):
+        raise ConversionError(path, f"not a valid {label}: this is a ZIP-based file; rename it to {modern}")
+    if not head.startswith(_OLE2):
+        raise ConversionError(path, f"not a valid {label} ({_describe_start(head)})")
+    if _is_encrypted_ooxml(path):
+        raise ConversionError(path, f"encrypted {label} (password required)")
 
 
 def _is_encrypted_ooxml(path: Path, max_scan: int = 64 * 1024 * 1024) -> bool:

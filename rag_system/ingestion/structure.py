@@ -121,17 +121,17 @@ class BlockBuilder:
         self.headings = HeadingTracker()
         self.blocks: list[Block] = []
 
-    def heading(self, text: str, page: int, level: int) -> None:
+    def heading(self, text: str, page: int, level: int, line: int = 0) -> None:
         text = " ".join(clean_text(text).split())
         if text:
             path = self.headings.enter(level, text)
-            self.blocks.append(Block(text=text, page=page, block_type="heading", heading_path=path))
+            self.blocks.append(Block(text=text, page=page, block_type="heading", heading_path=path, line=line))
 
-    def add(self, text: str, page: int, block_type: str = "paragraph") -> None:
+    def add(self, text: str, page: int, block_type: str = "paragraph", line: int = 0) -> None:
         text = clean_text(text)
         if text.strip():
             self.blocks.append(Block(text=text, page=page, block_type=block_type,
-                                     heading_path=self.headings.path))
+                                     heading_path=self.headings.path, line=line))
 
 
 _DIGITS_RE = re.compile(r"\d+")

@@ -72,11 +72,22 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str | None]:
 
 def split_paragraphs(page_text: str) -> list[str]:
     """Paragraphs of one page: blank-line separated, common indentation removed."""
+    return [paragraph for _, paragraph in paragraph_lines(page_text)]
+
+
+def paragraph_lines(page_text: str) -> list[tuple[int, str]]:
+    """(line within the page, 0-based, paragraph) for each paragraph, so citations can name lines."""
     out = []
-    for chunk in _PARAGRAPH_BREAK.split(page_text):
-        chunk = textwrap.dedent(chunk.strip("\n")).rstrip()
+    start = 0
+    for match in [*_PARAGRAPH_BREAK.finditer(page_text), None]:
+        end = match.start() if match else len(page_text)
+        raw = page_text[start:end]
+        chunk = textwrap.dedent(raw.strip("\n")).rstrip()
         if chunk.strip():
-            out.append(chunk)
+            lead = len(raw) - len(raw.lstrip("\n"))
+            out.append((page_text.count("\n", 0, start + lead), chunk))
+        if match:
+            start = match.end()
     return out
 
 
@@ -85,7 +96,13 @@ def convert_text(path: Path, settings: Settings) -> ConvertedDocument:
     data = path.read_bytes()
     text, warning = decode_text(data, path)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    pages = [split_paragraphs(page) for page in text.split("\f")]
+    raw_pages = text.split("\f")
+    # The file line each page starts on (a form feed ends a page without ending its line).
+    first_lines = [1]
+    for page in raw_pages[:-1]:
+        first_lines.append(first_lines[-1] + page.count("\n"))
+    located = [paragraph_lines(page) for page in raw_pages]
+    pages = [[p for _, p in paragraphs] for paragraphs in located]
     # A trailing form feed is a printer habit, not an extra page.
     while len(pages) > 1 and not pages[-1]:
         pages.pop()
@@ -94,16 +111,17 @@ def convert_text(path: Path, settings: Settings) -> ConvertedDocument:
                                     "set by DOCENT_MAX_PAGES)")
     drop = _running_headers(pages)
     builder = BlockBuilder()
-    for number, paragraphs in enumerate(pages, start=1):
+    for number, paragraphs in enumerate(located[:len(pages)], start=1):
         last = len(paragraphs) - 1
-        for index, paragraph in enumerate(paragraphs):
+        for index, (offset, paragraph) in enumerate(paragraphs):
             if index in (0, last) and "\n" not in paragraph and boilerplate_key(paragraph) in drop:
                 continue
+            line = first_lines[number - 1] + offset
             level = heading_level(paragraph)
             if level is None:
-                builder.add(paragraph, number)
+                builder.add(paragraph, number, line=line)
             else:
-                builder.heading(paragraph.strip(), number, level)
+                builder.heading(paragraph.strip(), number, level, line=line)
     warnings = [warning] if warning else []
     if not builder.blocks:
         warnings.append("no text found")

@@ -16,6 +16,22 @@ BLOCK_TYPES = ("heading", "paragraph", "list", "table", "code", "ocr")
 
 
 @dataclass(frozen=True)
+class TableRows:
+    """A table's cells by row, for tables whose rows a reader can name (sheets, CSV files).
+
+    The chunker cuts a long table between rows and repeats `header` in every
+    piece, so each chunk still says what its columns mean, and records the
+    source row numbers it holds ("Sheet Q3, rows 12-40").
+    """
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    row_numbers: tuple[int, ...]  # 1-based row number of each row, as a spreadsheet numbers them
+    header_row: int = 1
+    sheet: str = ""  # the sheet's name; empty for a CSV/TSV file
+
+
+@dataclass(frozen=True)
 class Block:
     """One logical unit of text on one page (paragraph, table, heading...)."""
 
@@ -23,6 +39,8 @@ class Block:
     page: int  # 1-based page number; text formats use 1 (or a sheet/slide number)
     block_type: str = "paragraph"
     heading_path: tuple[str, ...] = ()
+    line: int = 0  # first line in the source file (text formats), so citations can say where; 0 = unknown
+    table: TableRows | None = None  # row structure of a sheet or CSV table (`text` is its rendering)
 
 
 @dataclass(frozen=True)
@@ -31,7 +49,7 @@ class ConvertedDocument:
 
     path: Path
     name: str
-    file_type: str  # "pdf", "docx", "pptx", "xlsx", "html", "md", "txt"
+    file_type: str  # "pdf", "docx", "pptx", "xlsx", "csv", "tsv", "html", "md", "txt", ...
     page_count: int
     blocks: tuple[Block, ...]
     ocr_engine: str | None = None  # which OCR engine ran, when any page needed it

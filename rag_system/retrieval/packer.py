@@ -5,8 +5,9 @@ matters most; skipping a block that does not fit to squeeze in a smaller,
 worse one would let budget arithmetic overrule relevance. The only exception
 is the last block, which may be cut at a sentence boundary when at least half
 of it still fits, because half a highly ranked passage usually beats nothing.
-Every block is labelled `[n] <document name>, p. <pages>` so the answer can
-cite it as `[n]` and the citation validator can find it.
+Every block is labelled `[n] <document name>, p. <pages>` (a table's rows:
+`[n] <name>, Sheet Q3, rows 12–40`) so the answer can cite it as `[n]` and
+the citation validator can find it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def page_span(candidate: Candidate) -> str:
 
 def evidence_label(number: int, candidate: Candidate) -> str:
     """The label the synthesis prompt and the citation validator agree on."""
-    return f"[{number}] {candidate.document_name}, p. {page_span(candidate)}"
+    return f"[{number}] {candidate.document_name}, {candidate.place or 'p. ' + page_span(candidate)}"
 
 
 @dataclass(frozen=True)

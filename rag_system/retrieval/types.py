@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import DomainError
 from common.options import MODES
+from rag_system.retrieval.locations import chunk_location, quote_location
 
 
 class RetrievalModeError(DomainError, ValueError):
@@ -63,12 +65,27 @@ class Candidate:
     vector_rank: int | None = None
     vector_similarity: float | None = None
 
+    @property
+    def place(self) -> str | None:
+        """Where the chunk is when a page number does not say it: "Sheet Q3, rows 12–40" (tables)."""
+        try:
+            meta = json.loads(self.metadata or "{}")
+        except ValueError:
+            return None
+        label = meta.get("label") if isinstance(meta, dict) else None
+        return label if isinstance(label, str) and label else None
+
+    def locate(self, quote: str) -> dict[str, Any]:
+        """Where `quote` (a sentence of this chunk) is: its page, its lines, the section."""
+        return quote_location(self.metadata, self.heading_path, self.page_start, self.page_end, self.text, quote)
+
     def to_json(self, with_text: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "chunk_id": self.chunk_id, "document_id": self.document_id,
             "document_name": self.document_name, "chunk_index": self.chunk_index,
             "page_start": self.page_start, "page_end": self.page_end,
-            "heading_path": self.heading_path, "block_type": self.block_type,
+            "heading_path": self.heading_path, "block_type": self.block_type, "place": self.place,
+            "location": chunk_location(self.metadata, self.heading_path, self.page_start, self.page_end),
             "score": round(self.score, 6),
             "ranks": {"fts": self.fts_rank, "vector": self.vector_rank},
             "fts_score": None if self.fts_score is None else round(self.fts_score, 4),

@@ -69,7 +69,7 @@ def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
     assert rows.nth(2).locator("td").first.inner_text() == "Key numbers"
     assert "$4,900" in rows.nth(2).inner_text()
     assert answer.locator(".answer table button.cite").count() >= 6
-    assert answer.locator(".badge").inner_text().lower() == "extractive"
+    assert answer.locator(".badge").get_attribute("data-source") == "extractive"
 
     # the inspector: collapsed until opened, then the names' resolution and every cell's check
     inspector = answer.locator("details.inspector")
@@ -84,9 +84,23 @@ def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
     assert checks.count() == 12  # 6 dimensions x 2 documents
     texts = checks.all_inner_texts()
     assert any("\tvalid" in t for t in texts) and not any("invalid" in t for t in texts), texts
+    # below the answer, one column; beside it only when asked for, in the side panel
     box, panel = answer.bounding_box(), inspector.bounding_box()
-    assert panel["x"] > box["x"] + box["width"] / 2, "on a wide screen the inspector sits beside the answer"
+    text_box = answer.locator(".answer").bounding_box()
+    assert abs(panel["x"] - text_box["x"]) < 1 and panel["y"] > text_box["y"] and panel["width"] >= text_box["width"] - 1
+    assert box["width"] > 600
+    inspector.locator(".insp-beside").click()
+    side = page.locator("#side-panel")
+    assert side.is_visible() and side.locator(".insp-table").count() == body.locator(".insp-table").count()
+    assert side.bounding_box()["x"] >= answer.bounding_box()["x"] + answer.bounding_box()["width"] - 1
     page.screenshot(path=str(ARTIFACTS / "compare-inspector-desktop.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(150)
+    page.screenshot(path=str(ARTIFACTS / "compare-inspector-phone.png"))
+    page.set_viewport_size(DESKTOP)
+    page.keyboard.press("Escape")
+    assert not side.is_visible()
+    assert page.evaluate("document.activeElement.classList.contains('insp-beside')")
 
     # a question: its inspector lists each retrieval leg's ranked candidates and the citation check
     page.select_option("#task-picker", "qa")

@@ -166,7 +166,10 @@ def test_presets_and_options_persist(page: Any, stack: Stack) -> None:
     page.wait_for_selector("#settings-form")
     page.check("input[name=preset][value=high_recall]")
     assert page.input_value("input[name=retrieval_k]") == "50"
-    assert page.is_checked("input[name=ai_rerank]") and page.is_checked("input[name=verify]")
+    assert page.is_checked("input[name=verify]")
+    # this server has no reranker (RERANKER_MODEL is empty): the option is off, disabled, and says why
+    assert page.is_disabled("input[name=ai_rerank]") and not page.is_checked("input[name=ai_rerank]")
+    assert "no reranker" in page.inner_text("label.field:has(input[name=ai_rerank]) small")
     page.fill("input[name=retrieval_k]", "33")
     page.dispatch_event("input[name=retrieval_k]", "change")
     assert page.is_checked("input[name=preset][value=custom]")  # an edited option is no preset any more
@@ -193,6 +196,10 @@ def test_index_manager_errors_are_readable_with_retry(page: Any, stack: Stack, i
     }""", payload)
     page.wait_for_selector(".upload[data-name='tool.exe'] .bad")
     assert "files of type .exe are not accepted" in page.inner_text(".upload[data-name='tool.exe'] .bad")
+    # never shown as uploaded: no full progress bar beside the error
+    rejected = page.locator(".upload[data-name='tool.exe']")
+    assert rejected.get_attribute("data-state") == "rejected" and rejected.locator("progress").count() == 0
+    assert "not uploaded" in rejected.inner_text()
     assert page.locator("#documents .doc").count() == 2
     assert [e for e in page.errors if "415" not in e] == [], page.errors  # only the refused upload
     page.errors.clear()
@@ -205,7 +212,7 @@ def test_index_manager_errors_are_readable_with_retry(page: Any, stack: Stack, i
     page.unroute("**/indexes/*/build")
     page.click("#build-progress .error-box .retry")
     page.wait_for_selector("#build-progress[data-state=done]", timeout=240_000)
-    assert "Build finished: 2 / 2 files" in page.inner_text("#build-label")
+    assert "Build finished. 2 files: 2 unchanged" in page.inner_text("#build-label")
     assert set(page.errors) <= {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}, page.errors
 
 
@@ -247,13 +254,21 @@ def test_refusal_badge_live_and_after_reload(page: Any, stack: Stack, index_id: 
     page.fill("#question", "Which submarine cable connects Iceland with Greenland?")
     page.keyboard.press("Enter")
     page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)
-    assert page.inner_text(".msg.assistant .badge").lower() == "refusal"
+    assert page.get_attribute(".msg.assistant .badge", "data-source") == "refusal"
+    assert page.inner_text(".msg.assistant .badge") == "Not in the documents"
+    # only the stages that ran: nothing was written or checked, and no "0 prompt + 0 completion tokens"
+    shown = page.locator(".msg.assistant .phase:visible").evaluate_all("ns => ns.map(n => n.dataset.phase)")
+    assert shown and "writing" not in shown and "checking" not in shown, shown
+    assert page.locator(".msg.assistant .tokens").count() == 0
+    live = page.locator(".msg.assistant .phase").evaluate_all("ns => ns.map(n => [n.dataset.phase, n.dataset.state])")
     page.wait_for_function("location.hash.startsWith('#/chat/')")
     wait_until(lambda: len(Client(stack.gateway.url).get("/sessions/" + page.url.split("#/chat/")[1])
                            .json["messages"]) == 2)
     page.reload()
     page.wait_for_selector(".msg.assistant .phases[data-replayed=true]")
-    assert page.inner_text(".msg.assistant .badge").lower() == "refusal"
+    assert page.get_attribute(".msg.assistant .badge", "data-source") == "refusal"
+    assert page.locator(".msg.assistant .phase").evaluate_all("ns => ns.map(n => [n.dataset.phase, n.dataset.state])") == live
+    assert "writing" not in page.locator(".msg.assistant .phase:visible").evaluate_all("ns => ns.map(n => n.dataset.phase)")
     assert not page.errors, page.errors
 
 

@@ -1,19 +1,14 @@
 // The chat view: index picker, history, streaming answers with live pipeline phases, citations, sources.
 import { gateway, streamChat } from "./api.js";
-import { bestSnippet, cleanText, displayName, highlightInto, pages, queryTerms, renderMarkdown } from "./markdown.js";
+import { bestSentence, bestSnippet, cleanText, displayName, highlightInto, queryTerms, renderMarkdown, where } from "./markdown.js";
 import { chatOptions, save, settings } from "./settings.js";
 import { createSession, markCurrent, touchSession } from "./sessions.js";
 import { el, errorBox, fmtMs, toast, uuid } from "./util.js";
 import { openCitation } from "./viewer.js";
 import { indexState, loadIndexes } from "./indexes.js";
-import { replayPhases } from "./phases.js";
+import { PHASES, reachedPhases, replayPhases, settlePhases } from "./phases.js";
 import { attachInspector, taskOptions, taskPicker } from "./inspector.js";
-
-const PHASES = [
-  ["analyzing", "Analyzing"], ["retrieving", "Retrieving"], ["reranking", "Reranking"],
-  ["expanding", "Expanding"], ["writing", "Writing"], ["checking", "Checking citations"],
-];
-const SOURCE_LABELS = { llm: "model", llm_repaired: "repaired", extractive: "extractive", refusal: "refusal", direct: "direct" };
+import { sourceLabel, statusLabel } from "./labels.js";
 
 let view = null;
 let sessionId = null;
@@ -96,22 +91,49 @@ function userBubble(text) {
 function answerShell() {
   const phases = el("ol", { class: "phases", "aria-label": "Pipeline progress" },
     PHASES.map(([key, label]) => el("li", { class: "phase", dataset: { phase: key, state: "pending" } }, el("span", { class: "dot", "aria-hidden": "true" }), label)));
+  const note = el("li", { class: "phase-note", role: "status" });
+  phases.append(note);
   const body = el("div", { class: "answer markdown", "aria-live": "polite" });
   const meta = el("div", { class: "meta" });
   const sources = el("details", { class: "sources", hidden: true }, el("summary", { text: "Sources" }), el("ol", { class: "source-list" }));
   const wrap = el("div", { class: "msg assistant" }, phases, body, meta, sources);
-  return { wrap, phases, body, meta, sources };
+  return { wrap, phases, note, body, meta, sources };
 }
 
 function answerFromHistory(m, question) {
   const shell = answerShell();
   const md = m.metadata || {};
   if (!replayPhases(shell.phases, md.steps, md)) shell.phases.remove();
+  shell.wrap.dataset.state = md.status || "complete";
   finish(shell, { answer: m.content, citations: md.citations || [], source_documents: md.source_documents || [],
     answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms,
     inspector: (md.steps || []).find((s) => s?.type === "complete")?.data?.inspector }, question);
-  if (md.status && md.status !== "complete") shell.meta.prepend(el("span", { class: `badge b-${md.status}`, text: md.status }));
+  if (md.status && md.status !== "complete") shell.meta.prepend(statusBadge(md.status));
   return shell.wrap;
+}
+
+function statusBadge(status) {
+  const [label, why] = statusLabel(status);
+  return el("span", { class: `badge b-${status}`, dataset: { source: status }, title: why, text: label });
+}
+
+// Sources as soon as an event carries them (the answer's own list replaces them at the end).
+function showSources(shell, documents, citations, question) {
+  const docs = (documents || []).map((x) => ({ ...x, document_name: displayName(x.document_name) }));
+  if (!docs.length) return;
+  const list = shell.sources.querySelector("ol");
+  list.textContent = "";
+  const terms = queryTerms(question);
+  for (const s of docs) {
+    const snippet = el("p", { class: "snippet" });
+    highlightInto(snippet, bestSnippet(cleanText(s.text), terms), terms);
+    const cite = citations.find((c) => c.chunk_id === s.chunk_id) || { ...s, quote: bestSentence(cleanText(s.text), terms) };
+    list.append(el("li", { class: "source", value: s.n },
+      el("button", { type: "button", class: "link", onclick: () => openCitation({ ...cite, n: s.n, source: s }) },
+        el("strong", { text: s.document_name }), el("span", { class: "muted small", text: ` ${where(s)}` })), snippet));
+  }
+  shell.sources.querySelector("summary").textContent = `Sources (${docs.length})`;
+  shell.sources.hidden = false;
 }
 
 function finish(shell, result, question) {
@@ -122,34 +144,19 @@ function finish(shell, result, question) {
     const chip = e.target.closest("button.cite");
     if (!chip) return;
     const c = citations.find((x) => Number(x.n) === Number(chip.dataset.n));
-    if (c) openCitation(c);
+    if (c) openCitation({ ...c, source: (result.source_documents || []).find((d) => d.chunk_id === c.chunk_id) });
   });
   shell.meta.textContent = "";
   if (result.answer_source) {
-    const label = SOURCE_LABELS[result.answer_source] || result.answer_source;
-    shell.meta.append(el("span", { class: `badge b-${label}`, title: "Where this answer came from", text: label }));
+    const [label, why] = sourceLabel(result.answer_source);
+    shell.meta.append(el("span", { class: `badge b-${result.answer_source}`, dataset: { source: result.answer_source }, title: why, text: label }));
   }
   const total = result.token_usage?.total;
-  if (total) shell.meta.append(el("span", { class: "small muted tokens", text: `${total.prompt ?? 0} prompt + ${total.completion ?? 0} completion tokens` }));
+  if (total && (total.prompt || total.completion)) shell.meta.append(el("span", { class: "small muted tokens", text: `${total.prompt ?? 0} prompt + ${total.completion ?? 0} completion tokens` }));
   const t = result.timings_ms || {};
   const parts = Object.entries(t).filter(([k, v]) => typeof v === "number" && k !== "total_ms").map(([k, v]) => `${k.replace(/_ms$/, "")} ${fmtMs(v)}`);
   if (t.total_ms !== undefined) shell.meta.append(el("span", { class: "small muted timings", title: parts.join(", "), text: `${fmtMs(t.total_ms)} total` }));
-  const docs = (result.source_documents || []).map(named);
-  if (docs.length) {
-    const list = shell.sources.querySelector("ol");
-    list.textContent = "";
-    const terms = queryTerms(question);
-    for (const s of docs) {
-      const snippet = el("p", { class: "snippet" });
-      highlightInto(snippet, bestSnippet(cleanText(s.text), terms), terms);
-      const cite = citations.find((c) => c.chunk_id === s.chunk_id) || { ...s, quote: (s.text || "").slice(0, 300) };
-      list.append(el("li", { class: "source", value: s.n },
-        el("button", { type: "button", class: "link", onclick: () => openCitation({ ...cite, n: s.n }) },
-          el("strong", { text: s.document_name }), el("span", { class: "muted small", text: ` ${pages(s)}` })), snippet));
-    }
-    shell.sources.querySelector("summary").textContent = `Sources (${docs.length})`;
-    shell.sources.hidden = false;
-  }
+  showSources(shell, result.source_documents, citations, question);
   attachInspector(shell.wrap, result);
 }
 
@@ -212,10 +219,14 @@ export async function ask(text, existing = null) {
   shell.wrap.dataset.state = "streaming";
   shell.body.setAttribute("aria-busy", "true"); // screen readers read the answer once, not token by token
   let streamed = "", frame = 0, completed = false;
+  const seen = []; // event types, for the phases this answer reached
   const paint = () => { frame = 0; renderMarkdown(shell.body, streamed); follow(); };
   const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions(), ...taskOptions() };
   try {
     await streamChat(body, (type, data) => {
+      seen.push(type);
+      if (type !== "token" && typeof data.message === "string" && !data.code) shell.note.textContent = data.message;
+      if (Array.isArray(data.source_documents) && type !== "complete") showSources(shell, data.source_documents, [], question);
       switch (type) {
         case "analyze": activate(shell, "analyzing"); break;
         case "decomposition": activate(shell, "analyzing"); break;
@@ -228,36 +239,35 @@ export async function ask(text, existing = null) {
         case "backend_fallback": activate(shell, "writing"); break;
         case "token":
           activate(shell, "writing");
+          shell.note.textContent = "";
           streamed += data.text || "";
           if (!frame) frame = requestAnimationFrame(paint);
           break;
         case "citations": activate(shell, "checking"); break;
         case "answer_repaired": case "answer_replaced": activate(shell, "checking"); streamed = data.answer || streamed; paint(); break;
-        case "refusal": activate(shell, "checking"); break;
-        case "direct_answer": case "cache_hit": activate(shell, "writing"); break;
+        case "direct_answer": case "cache_hit": case "task_part": activate(shell, "writing"); break;
         case "complete":
           completed = true;
           if (frame) cancelAnimationFrame(frame);
-          activate(shell, "writing");
-          for (const n of shell.phases.querySelectorAll("[data-state=active]")) n.dataset.state = "done";
-          if (data.answer_source === "llm" || data.answer_source === "llm_repaired") setPhase(shell, "checking", "done");
-          for (const n of shell.phases.querySelectorAll("[data-state=pending]")) n.dataset.state = "skipped";
+          shell.note.textContent = "";
+          settlePhases(shell.phases, reachedPhases(seen, data.answer_source));
           finish(shell, data, question);
           break;
         case "error":
           throw Object.assign(new Error(data.message || "The answer failed."), { code: data.code });
-        default: break;
+        default: break; // new events only add their message (above)
       }
     }, controller.signal);
     if (!completed) throw new Error("The answer stream ended before the answer was complete.");
     shell.wrap.dataset.state = "complete";
   } catch (err) {
     if (frame) cancelAnimationFrame(frame);
-    for (const n of shell.phases.querySelectorAll("[data-state=active]")) n.dataset.state = "stopped";
+    shell.note.textContent = "";
+    settlePhases(shell.phases, reachedPhases(seen, null), "stopped");
     if (err.name === "AbortError") {
       shell.wrap.dataset.state = "stopped";
       if (streamed) renderMarkdown(shell.body, streamed);
-      shell.meta.replaceChildren(el("span", { class: "badge b-stopped", text: "stopped" }),
+      shell.meta.replaceChildren(statusBadge("stopped"),
         el("button", { type: "button", class: "btn small retry", text: "Ask again", onclick: () => ask(question, shell.wrap) }));
     } else {
       shell.wrap.dataset.state = "error";

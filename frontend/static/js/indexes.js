@@ -1,9 +1,10 @@
 // The index manager: create, drag-and-drop upload with per-file progress, build with live progress, documents, delete.
 import { gateway, uploadFile } from "./api.js";
 import { countsText, followBuild, stopFollowing } from "./build.js";
-import { confirmDialog, el, errorBox, toast } from "./util.js";
+import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
-const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.txt";
+const num = (n) => Number(n || 0).toLocaleString("en");
+const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt";
 let root = null;
 let selected = null;
 export const indexState = { list: [] };
@@ -49,7 +50,7 @@ export async function renderIndexes(container, selectId = selected) {
         onclick: () => renderIndexes(root, ix.id) },
       el("span", { class: "index-name", text: ix.name }),
       el("span", { class: `status s-${ix.metadata?.status || "created"}`, text: ix.metadata?.status || "created" }),
-      el("span", { class: "muted small count", text: docCount(ix.document_count, ix.page_count) }))));
+      el("span", { class: "muted small count", text: docCount(ix) }))));
   }
   layout.append(ul);
   const current = list.find((i) => i.id === selected);
@@ -65,7 +66,7 @@ function detail(ix) {
   const buildBtn = el("button", { type: "button", class: "btn primary", id: "build-index", text: "Build index", disabled: ix.metadata?.status === "building" });
   const progress = el("div", { class: "build-progress", id: "build-progress" });
   const docs = el("ul", { class: "documents", role: "list", id: "documents", "aria-label": "Documents" });
-  renderDocs(docs, ix.documents);
+  renderDocs(docs, ix.documents, ix);
 
   box.append(
     el("div", { class: "row between" }, el("h2", { text: ix.name }),
@@ -81,14 +82,21 @@ function detail(ix) {
     const jobs = [...files].map((file) => {
       const bar = el("progress", { max: 1, value: 0, "aria-label": `Upload of ${file.name}` });
       const state = el("span", { class: "small muted", text: "uploading" });
-      uploads.append(el("li", { class: "upload", dataset: { name: file.name } }, el("span", { class: "fname", text: file.name }), bar, state));
-      return uploadFile(ix.id, file, (p) => { bar.value = p; })
-        .then(() => { bar.value = 1; state.textContent = "uploaded"; state.className = "small ok"; })
-        .catch((err) => { state.textContent = err.message; state.className = "small bad"; });
+      const li = el("li", { class: "upload", dataset: { name: file.name, state: "uploading" } }, el("span", { class: "fname", text: file.name }), bar, state);
+      uploads.append(li);
+      // The bar measures bytes sent; only the gateway's answer says whether the file was taken.
+      return uploadFile(ix.id, file, (p) => { bar.value = Math.min(p, 0.99); })
+        .then(() => { bar.value = 1; state.textContent = "uploaded"; state.className = "small ok"; li.dataset.state = "uploaded"; })
+        .catch((err) => {
+          bar.remove();
+          state.textContent = `not uploaded: ${plainReason(err.message)}`;
+          state.className = "small bad";
+          li.dataset.state = "rejected";
+        });
     });
     await Promise.all(jobs);
     const fresh = await gateway("GET", `/indexes/${ix.id}`);
-    renderDocs(docs, fresh.documents);
+    renderDocs(docs, fresh.documents, fresh);
     refreshListItem(fresh);
   };
   drop.addEventListener("click", () => fileInput.click());
@@ -102,6 +110,7 @@ function detail(ix) {
     buildBtn.disabled = true;
     try {
       const started = await gateway("POST", `/indexes/${ix.id}/build`, {});
+      if (started.index) refreshListItem(started.index); // the card says "building" at once
       follow(ix.id, started.job_id, progress, docs, buildBtn);
     } catch (err) {
       progress.replaceChildren(errorBox(err, () => buildBtn.click()));
@@ -118,15 +127,21 @@ function follow(indexId, jobId, box, docs, buildBtn) {
     buildBtn.disabled = false;
     try {
       const fresh = await gateway("GET", `/indexes/${indexId}`);
-      renderDocs(docs, fresh.documents);
+      renderDocs(docs, fresh.documents, fresh);
       refreshListItem(fresh);
     } catch (err) { toast(err.message); }
   });
 }
 
-function docCount(n, pages = 0) {
+// "2 documents, 5 pages · 1 failed": a file that failed is not a searchable document, so it is counted apart.
+function docCount(ix) {
+  const documents = ix.documents || [];
+  if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(ix.metadata.chunks || 0)} chunks`;
+  const failed = documents.filter((d) => d.status === "failed").length;
+  const n = documents.length ? documents.length - failed : (ix.document_count ?? 0);
+  const pages = ix.page_count || 0;
   const docs = `${n} document${n === 1 ? "" : "s"}`;
-  return pages ? `${docs}, ${pages} page${pages === 1 ? "" : "s"}` : docs;
+  return `${pages ? `${docs}, ${pages} page${pages === 1 ? "" : "s"}` : docs}${failed ? ` · ${failed} failed` : ""}`;
 }
 
 function refreshListItem(ix) {
@@ -135,17 +150,22 @@ function refreshListItem(ix) {
   const status = ix.metadata?.status || "created";
   pick.querySelector(".status").textContent = status;
   pick.querySelector(".status").className = `status s-${status}`;
-  pick.querySelector(".count").textContent = docCount(ix.document_count ?? ix.documents.length, ix.page_count);
+  pick.querySelector(".count").textContent = docCount(ix);
 }
 
-function renderDocs(ul, documents = []) {
+function renderDocs(ul, documents = [], ix = null) {
   ul.textContent = "";
+  if (!documents.length && ix?.metadata?.origin === "cli") {
+    ul.append(el("li", { class: "muted", text: "Built with the command line (python -m rag_system index): its files stay where they are, "
+      + "so they are not listed here. Files you upload are added to it." }));
+    return;
+  }
   if (!documents.length) { ul.append(el("li", { class: "muted", text: "No documents yet." })); return; }
   for (const d of documents) {
     ul.append(el("li", { class: "doc", dataset: { name: d.filename } }, el("span", { class: "fname", text: d.filename }),
       el("span", { class: `status s-${d.status}`, text: d.status }),
       el("span", { class: "muted small size", text: `${(d.size / 1024).toFixed(1)} KB` }),
       el("span", { class: "muted small pages", text: countsText(d.page_count, null) }),
-      d.error ? el("span", { class: "bad small doc-error", text: d.error }) : null));
+      d.error ? el("span", { class: "bad small doc-error", text: plainReason(d.error) }) : null));
   }
 }

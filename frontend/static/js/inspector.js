@@ -1,8 +1,10 @@
-// The evidence inspector: a collapsible panel beside an answer that shows why it says what it says.
+// The evidence inspector: a collapsible panel below an answer that shows why it says what it says
+// (or beside it, in the side panel, when the reader asks).
 // Questions: the queries that ran, each retrieval leg's ranked candidates with scores, the fused list,
 // what the reranker kept and why, the packed evidence blocks, and the citation validator's findings.
 // Tasks (summary/compare): how each document name was resolved, and each part's source and validation.
 // Also the task picker of the composer (qa / summary / compare / auto).
+import { sourceLabel } from "./labels.js";
 import { displayName } from "./markdown.js";
 import { el } from "./util.js";
 
@@ -29,10 +31,42 @@ export function attachInspector(wrap, result) {
   if (!data) return;
   const body = el("div", { class: "inspector-body" });
   if (data.kind === "qa") renderQa(body, data); else renderTask(body, data);
+  const beside = el("button", { type: "button", class: "btn small insp-beside", text: "Show beside the answer",
+    title: "Open the inspector in a side panel, so the answer and its evidence can be read together" });
+  beside.addEventListener("click", () => openSidePanel("Inspector", body, beside));
   const panel = el("details", { class: "inspector", dataset: { kind: data.kind } },
-    el("summary", { text: "Inspector", title: "Why this answer: searches, candidates, reranking and citation checks" }), body);
-  wrap.classList.add("has-inspector");
+    el("summary", { text: "Inspector", title: "Why this answer: searches, candidates, reranking and citation checks" }),
+    el("div", { class: "insp-tools" }, beside), body);
   wrap.append(panel);
+}
+
+// The side panel holds a copy of one inspector at a time; closing it gives the focus back to its opener.
+let opener = null;
+
+export function initSidePanel() {
+  document.getElementById("side-close").addEventListener("click", closeSidePanel);
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && !document.getElementById("side-panel").hidden && !document.querySelector("dialog[open]")) closeSidePanel();
+  });
+}
+
+function openSidePanel(title, content, from) {
+  const panel = document.getElementById("side-panel");
+  document.getElementById("side-title").textContent = title;
+  document.getElementById("side-body").replaceChildren(content.cloneNode(true));
+  panel.hidden = false;
+  document.body.classList.add("side-open");
+  opener = from;
+  document.getElementById("side-close").focus();
+}
+
+export function closeSidePanel() {
+  const panel = document.getElementById("side-panel");
+  if (panel.hidden) return;
+  panel.hidden = true;
+  document.body.classList.remove("side-open");
+  opener?.focus();
+  opener = null;
 }
 
 function section(title, ...children) {
@@ -87,7 +121,7 @@ function findings(v) {
 }
 
 function validationList(v) {
-  const items = [el("li", { text: `Answer source: ${v.answer_source || "–"}` }),
+  const items = [el("li", { text: `Answer source: ${v.answer_source ? `${sourceLabel(v.answer_source)[0]} (${v.answer_source})` : "–"}` }),
     el("li", { text: `First draft: ${findings(v.first)}` }), el("li", { text: `Final: ${findings(v.final)}` })];
   if (v.refusal_reason) items.push(el("li", { text: `Refused: ${v.refusal_reason}` }));
   return el("ul", { class: "insp-validation" }, items);

@@ -3,16 +3,18 @@ import { gateway, loadConfig } from "./api.js";
 import { initChat, openSession, renderPicker } from "./chat.js";
 import { renderIndexes } from "./indexes.js";
 import { initSessions, refreshSessions } from "./sessions.js";
-import { applyTheme, renderSettings } from "./settings.js";
+import { applyTheme, renderSettings, setCapabilities } from "./settings.js";
 import { el } from "./util.js";
 import { initViewer } from "./viewer.js";
+import { closeSidePanel, initSidePanel } from "./inspector.js";
 
 const views = { chat: "view-chat", indexes: "view-indexes", settings: "view-settings" };
 const titles = { chat: "Chat", indexes: "Indexes", settings: "Settings" };
-let backends = [];
+let models = { backends: [] };
 let modelsReady = Promise.resolve();
 
 function show(name) {
+  if (name !== "chat") closeSidePanel();
   for (const [k, id] of Object.entries(views)) document.getElementById(id).hidden = k !== name;
   document.getElementById("view-title").textContent = titles[name];
   document.body.dataset.view = name;
@@ -23,7 +25,7 @@ function show(name) {
 async function route() {
   const [, name = "chat", id = ""] = location.hash.split("/");
   if (name === "indexes") { show("indexes"); await renderIndexes(document.getElementById("view-indexes")); return; }
-  if (name === "settings") { show("settings"); await modelsReady; renderSettings(document.getElementById("view-settings"), backends); return; }
+  if (name === "settings") { show("settings"); await modelsReady; renderSettings(document.getElementById("view-settings"), models); return; }
   show("chat");
   renderPicker();
   await openSession(id || null);
@@ -70,12 +72,13 @@ async function boot() {
   applyTheme();
   await loadConfig();
   initViewer();
+  initSidePanel();
   initSidebar();
   initSessions(() => { location.hash = "#/chat"; });
   initChat(document.getElementById("view-chat"));
   window.addEventListener("hashchange", route);
   checkServices();
-  modelsReady = gateway("GET", "/models").then((m) => { backends = m.backends || []; }).catch(() => {});
+  modelsReady = gateway("GET", "/models").then((m) => { models = { ...m, backends: m.backends || [] }; setCapabilities(models); }).catch(() => {});
   await refreshSessions();
   await route();
   document.body.dataset.ready = "true";

@@ -9,6 +9,7 @@ const CITE = /\[(\d{1,3})\](?!\()/g;
 export function renderMarkdown(target, text, citations = []) {
   const html = DOMPurify.sanitize(marked.parse(cleanText(text)), { USE_PROFILES: { html: true }, FORBID_TAGS: ["style", "form", "input"] });
   target.innerHTML = html;
+  for (const p of target.querySelectorAll("p")) letteredList(p);
   const known = new Map(citations.map((c) => [Number(c.n), c]));
   const walker = document.createTreeWalker(target, NodeFilter.SHOW_TEXT);
   const nodes = [];
@@ -30,8 +31,8 @@ export function renderMarkdown(target, text, citations = []) {
       chip.dataset.n = String(n);
       chip.textContent = String(n);
       const c = known.get(n);
-      chip.title = c ? `${displayName(c.document_name)}, ${pages(c)}` : `Source ${n}`;
-      chip.setAttribute("aria-label", `Citation ${n}${c ? `: ${displayName(c.document_name)}, ${pages(c)}` : ""}`);
+      chip.title = c ? `${displayName(c.document_name)}, ${where(c)}` : `Source ${n}`;
+      chip.setAttribute("aria-label", `Citation ${n}${c ? `: ${displayName(c.document_name)}, ${where(c)}` : ""}`);
       if (!c) chip.disabled = known.size > 0;
       frag.append(chip);
       last = m.index + m[0].length;
@@ -56,6 +57,90 @@ export function pages(c) {
   return c.page_end && c.page_end !== c.page_start ? `pages ${c.page_start}–${c.page_end}` : `page ${c.page_start}`;
 }
 
+// Where a citation or passage is, in the terms of its format: the page of a paged document (the cited
+// sentence's own page when known); the section and lines of a text file; the section of HTML or Markdown.
+export function where(c) {
+  const loc = c.location || {};
+  if (loc.label) return loc.label; // a table's rows: "Sheet Q3, rows 12–40"
+  if (loc.paged !== false) return loc.page ? `page ${loc.page}` : pages(c);
+  const parts = [];
+  if (loc.section) parts.push(`§ ${loc.section}`);
+  if (loc.lines) parts.push(loc.lines[0] === loc.lines[1] ? `line ${loc.lines[0]}` : `lines ${loc.lines[0]}–${loc.lines[1]}`);
+  return parts.join(", ") || pages(c);
+}
+
+// "(a) … (b) … (c) …" in one paragraph, as models and contracts write lists: an ordered list, lettered,
+// roman or numbered like its markers. Needs at least two markers in sequence from the first ("(a)", "(b)").
+const SEQUENCES = [
+  ["a", "abcdefghijklmnopqrstuvwxyz".split("")], ["i", ["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"]],
+  ["1", Array.from({ length: 30 }, (_, i) => String(i + 1))],
+];
+
+function letteredList(p) {
+  const text = p.textContent;
+  for (const [type, seq] of SEQUENCES) {
+    const found = [];
+    let from = 0;
+    for (const marker of seq) {
+      const at = findMarker(text, `(${marker})`, from);
+      if (at < 0) break;
+      found.push([at, marker.length + 2]);
+      from = at + marker.length + 2;
+    }
+    if (found.length >= 2) return splitIntoList(p, found, type);
+  }
+}
+
+// A marker counts at the start or after a space or colon, and before a space: "(b) lists", not "f(b)".
+function findMarker(text, marker, from) {
+  for (let at = text.indexOf(marker, from); at >= 0; at = text.indexOf(marker, at + 1)) {
+    const before = at === 0 ? " " : text[at - 1];
+    const after = text[at + marker.length] ?? "";
+    if (/[\s:;,—–-]/.test(before) && /\s/.test(after)) return at;
+  }
+  return -1;
+}
+
+// Cuts the paragraph's nodes at the markers with Ranges, so links, emphasis and citations survive.
+function splitIntoList(p, found, type) {
+  const point = textPoints(p);
+  const doc = p.ownerDocument;
+  const rangeOf = (start, end) => { const r = doc.createRange(); r.setStart(...point(start)); r.setEnd(...point(end)); return r; };
+  const total = p.textContent.length;
+  const items = found.map(([at, len], i) => rangeOf(at + len, i + 1 < found.length ? found[i + 1][0] : total).cloneContents());
+  const intro = rangeOf(0, found[0][0]).cloneContents();
+  const list = doc.createElement("ol");
+  list.type = type;
+  list.className = "lettered";
+  for (const frag of items) {
+    const li = doc.createElement("li");
+    li.append(frag);
+    trimEdges(li);
+    list.append(li);
+  }
+  const head = doc.createElement("p");
+  head.append(intro);
+  trimEdges(head);
+  p.replaceWith(...(head.textContent.trim() ? [head, list] : [list]));
+}
+
+function textPoints(root) {
+  const nodes = [];
+  const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let offset = 0;
+  while (walker.nextNode()) { nodes.push([walker.currentNode, offset]); offset += walker.currentNode.nodeValue.length; }
+  return (pos) => {
+    for (let i = nodes.length - 1; i >= 0; i -= 1) if (nodes[i][1] <= pos) return [nodes[i][0], Math.min(pos - nodes[i][1], nodes[i][0].nodeValue.length)];
+    return [root, 0];
+  };
+}
+
+function trimEdges(node) {
+  const first = node.firstChild, last = node.lastChild;
+  if (first?.nodeType === 3) first.nodeValue = first.nodeValue.replace(/^\s+/, "");
+  if (last?.nodeType === 3) last.nodeValue = last.nodeValue.replace(/(?:[\s;,]+(?:and|or))?[\s;,]*$/, "");
+}
+
 const STOP = new Set("a an and are as at be by for from has have how in is it its of on or that the this to was what when where which who why will with does do did can".split(" "));
 
 export function queryTerms(query) {
@@ -77,6 +162,18 @@ export function highlightInto(target, text, terms) {
     last = m.index + m[0].length;
   }
   target.append(text.slice(last));
+}
+
+// The sentence of a passage with the most query terms (the first on a tie): what the viewer highlights.
+export function bestSentence(text, terms) {
+  const sentences = (text || "").split(/(?<=[.!?])\s+|\n+/).map((x) => x.trim()).filter(Boolean);
+  let best = sentences[0] || "", score = -1;
+  for (const sentence of sentences) {
+    const lower = sentence.toLowerCase();
+    const hits = terms.filter((t) => lower.includes(t)).length;
+    if (hits > score) { best = sentence; score = hits; }
+  }
+  return best.slice(0, 1000);
 }
 
 // The part of a long passage that holds the most (and rarest) query terms (about `size` characters).

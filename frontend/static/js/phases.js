@@ -1,30 +1,53 @@
-// The phase chips of an answer reloaded from history, rebuilt from the pipeline events saved with it
-// (the RAG API stores them as `steps`: every event but tokens, plus one `first_token` marker).
+// The pipeline phases of an answer: which event shows which phase was reached, and how a finished answer's
+// chips end up. The live stream (chat.js) and an answer reloaded from history (its saved `steps`, where one
+// `first_token` marker stands for the tokens) go through the same rules, so both show the same chips.
 
-// Which phase each saved event shows was reached; the live stream in chat.js moves through the same ones.
+export const PHASES = [
+  ["analyzing", "Analyzing"], ["retrieving", "Retrieving"], ["reranking", "Reranking"],
+  ["expanding", "Expanding"], ["writing", "Writing"], ["checking", "Checking citations"],
+];
+
+// A refusal reaches no phase of its own: it is the outcome, shown by the badge.
 const PHASE_OF = {
   analyze: "analyzing", decomposition: "analyzing",
   retrieval_started: "retrieving", retrieval_retry: "retrieving", retrieval_done: "retrieving",
   rerank_started: "reranking", rerank_done: "reranking",
   context_expand_started: "expanding", context_expand_done: "expanding",
-  first_token: "writing", backend_fallback: "writing", direct_answer: "writing", cache_hit: "writing", complete: "writing",
-  citations: "checking", answer_repaired: "checking", answer_replaced: "checking", refusal: "checking",
+  token: "writing", first_token: "writing", backend_fallback: "writing", direct_answer: "writing", cache_hit: "writing",
+  task_part: "writing",
+  citations: "checking", answer_repaired: "checking", answer_replaced: "checking",
 };
 
-// Marks each chip of `list` done or skipped; a stopped or failed turn shows the phase it stopped in.
-// Returns false when there is nothing to show (an answer saved without its steps).
-export function replayPhases(list, steps, { status = "complete", answer_source: source } = {}) {
-  if (!Array.isArray(steps) || !steps.length) return false;
-  const reached = new Set(steps.map((s) => PHASE_OF[s?.type]).filter(Boolean));
-  if (source === "llm" || source === "llm_repaired") reached.add("checking");
+// Answer sources that were written (by the model or by quoting), and those whose citations the validator checked.
+const WRITTEN = new Set(["llm", "llm_repaired", "extractive", "direct", "mixed"]);
+const CHECKED = new Set(["llm", "llm_repaired"]);
+
+export function phaseOf(type) { return PHASE_OF[type]; }
+
+// The phases a finished answer reached: those its events reached, plus what its source implies.
+export function reachedPhases(types, source) {
+  const reached = new Set(types.map(phaseOf).filter(Boolean));
+  if (WRITTEN.has(source)) reached.add("writing");
+  if (CHECKED.has(source)) reached.add("checking");
+  return reached;
+}
+
+// Marks each chip done or skipped (skipped chips are hidden once the answer is over); a stopped or failed
+// turn keeps the phases after the one it stopped in pending, and shows that one stopped.
+export function settlePhases(list, reached, status = "complete") {
   const chips = [...list.querySelectorAll("[data-phase]")];
   const last = chips.findLastIndex((chip) => reached.has(chip.dataset.phase));
   chips.forEach((chip, i) => {
-    // A turn that ended early never got to the phases after the last one it reached: they stay pending.
     const unreached = status === "complete" || i < last ? "skipped" : "pending";
     chip.dataset.state = reached.has(chip.dataset.phase) ? "done" : unreached;
   });
   if (status !== "complete" && last >= 0) chips[last].dataset.state = "stopped";
+}
+
+// History: returns false when there is nothing to show (an answer saved without its steps).
+export function replayPhases(list, steps, { status = "complete", answer_source: source } = {}) {
+  if (!Array.isArray(steps) || !steps.length) return false;
+  settlePhases(list, reachedPhases(steps.map((s) => s?.type), source), status);
   list.dataset.replayed = "true";
   return true;
 }

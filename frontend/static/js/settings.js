@@ -19,6 +19,12 @@ const DEFAULTS = { preset: "balanced", ...PRESETS.balanced, backend: "", theme: 
 delete DEFAULTS.label;
 
 export const settings = load();
+// What the server can do (from /models); an option it cannot honour is shown disabled and never sent on.
+const server = { reranker: true };
+
+export function setCapabilities(models) {
+  server.reranker = !!models.reranker;
+}
 
 function load() {
   try {
@@ -43,6 +49,7 @@ export function applyTheme() {
 export function chatOptions() {
   const out = {};
   for (const k of OPTION_KEYS) out[k] = settings[k];
+  if (!server.reranker) out.ai_rerank = false;
   if (settings.backend) out.backend = settings.backend;
   return out;
 }
@@ -52,7 +59,15 @@ function matchingPreset() {
   return "custom";
 }
 
-export function renderSettings(root, backends) {
+function backendLabel(b) {
+  const model = b.model ? `: ${b.model}` : "";
+  return `${b.name}${model}${b.available ? "" : " (unavailable)"}`;
+}
+
+export function renderSettings(root, models) {
+  const backends = models.backends || [];
+  const fallback = backends.find((b) => b.name === models.default);
+  const serverDefault = fallback ? `Server default (${backendLabel(fallback)})` : "Server default";
   root.textContent = "";
   const form = el("form", { class: "settings card", id: "settings-form", "aria-label": "Retrieval settings" });
   form.addEventListener("submit", (e) => e.preventDefault());
@@ -66,24 +81,28 @@ export function renderSettings(root, backends) {
 
   const num = (key, label, min, max, help) => el("label", { class: "field" }, el("span", { text: label }),
     el("input", { type: "number", name: key, min, max, value: settings[key], inputmode: "numeric" }), el("small", { text: help }));
-  const bool = (key, label, help) => el("label", { class: "field check" },
-    el("input", { type: "checkbox", name: key, checked: !!settings[key] }), el("span", { text: label }), el("small", { text: help }));
+  const bool = (key, label, help, disabled = false) => el("label", { class: `field check${disabled ? " disabled" : ""}` },
+    el("input", { type: "checkbox", name: key, checked: !!settings[key] && !disabled, disabled }), el("span", { text: label }),
+    el("small", { text: help }));
   const select = (key, label, options, help) => el("label", { class: "field" }, el("span", { text: label }),
     el("select", { name: key }, options.map(([v, t]) => el("option", { value: v, selected: settings[key] === v, text: t }))),
     el("small", { text: help }));
 
   form.append(presetGroup,
     el("fieldset", {}, el("legend", { text: "Retrieval" }),
-      select("retrieval_mode", "Search mode", [["hybrid", "Hybrid (keywords + meaning)"], ["vector_only", "Meaning only"], ["fts_only", "Keywords only"]], "How candidates are found"),
-      num("retrieval_k", "Candidates", 1, 1000, "First-stage results"),
-      num("reranker_top_k", "Evidence blocks", 1, 100, "Passages kept for the answer"),
-      bool("ai_rerank", "Rerank", "Re-score candidates with the reranker"),
-      bool("context_expand", "Expand context", "Add neighbouring passages"),
-      num("context_window_size", "Neighbours", 0, 10, "On each side, when expanding"),
-      bool("query_decompose", "Split compound questions", "Answer each part separately"),
-      bool("verify", "Verify", "Compute a groundedness confidence")),
+      select("retrieval_mode", "Search by", [["hybrid", "Words and meaning"], ["vector_only", "Meaning only"], ["fts_only", "Exact words only"]],
+        "Words finds names and numbers; meaning finds the same idea said differently"),
+      num("retrieval_k", "Passages to look at", 1, 1000, "How many passages the first search brings back"),
+      num("reranker_top_k", "Passages the answer may use", 1, 100, "The best of those, read and cited by the answer"),
+      bool("ai_rerank", "Re-rank with the reranker model", server.reranker ? "A second model sorts the passages again: slower, often better"
+        : "Not available: this server has no reranker model (RERANKER_MODEL is not set)", !server.reranker),
+      bool("context_expand", "Add surrounding text", "Give the answer the passages just before and after each one it uses"),
+      num("context_window_size", "Surrounding passages", 0, 10, "How many on each side, when adding surrounding text"),
+      bool("query_decompose", "Split questions with several parts", "Search for each part of a question on its own"),
+      bool("verify", "Rate how well the answer is supported", "Adds a confidence score; costs a little time")),
     el("fieldset", {}, el("legend", { text: "Answering and display" }),
-      select("backend", "Model backend", [["", "Server default"], ...backends.map((b) => [b.name, `${b.name}${b.available ? "" : " (unavailable)"}`])], "Which backend writes answers"),
+      select("backend", "Model that writes answers", [["", serverDefault], ...backends.map((b) => [b.name, backendLabel(b)])],
+        "Extractive quotes the documents without a model"),
       select("theme", "Theme", [["system", "System"], ["light", "Light"], ["dark", "Dark"]], "Colour scheme")),
     el("p", { class: "muted", id: "settings-saved", role: "status", "aria-live": "polite", text: "Saved in this browser." }));
 
@@ -93,7 +112,7 @@ export function renderSettings(root, backends) {
       settings.preset = t.value;
       if (PRESETS[t.value]) for (const k of OPTION_KEYS) settings[k] = PRESETS[t.value][k];
       save();
-      return renderSettings(root, backends);
+      return renderSettings(root, models);
     }
     if (t.type === "checkbox") settings[t.name] = t.checked;
     else if (t.type === "number") {

@@ -46,3 +46,11 @@ export function fmtMs(ms) {
   if (ms === undefined || ms === null) return "";
   return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
 }
+
+// A reason as a person should read it: stored paths become the file's name, upload hashes disappear.
+export function plainReason(text) {
+  return String(text || "")
+    .replace(/(?:[A-Za-z]:)?(?:[\\/][^\s'"()\[\]:;,\\/]+)+[\\/]([^\s'"()\[\]:;,\\/]+)/g, "$1")
+    .replace(/\b[0-9a-f]{64}_/g, "")
+    .replace(/\b[0-9a-f]{32,64}\b/g, "…");
+}

@@ -1,7 +1,8 @@
 // The page viewer: the cited page as an image from the gateway, the quote highlighted.
 import { gatewayBlob, gatewayFileUrl } from "./api.js";
-import { cleanText, pages } from "./markdown.js";
+import { cleanText, where } from "./markdown.js";
 import { el } from "./util.js";
+import { showSection } from "./viewer_text.js";
 
 const dialog = () => document.getElementById("page-viewer");
 let current = null;
@@ -19,16 +20,18 @@ export function initViewer() {
 
 export async function openCitation(c) {
   const body = document.getElementById("viewer-body");
-  document.getElementById("viewer-title").textContent = `[${c.n}] ${c.document_name}${c.page_start ? ` — ${pages(c)}` : ""}`;
+  const at = where(c);
+  document.getElementById("viewer-title").textContent = `[${c.n}] ${c.document_name}${at ? ` — ${at}` : ""}`;
   body.textContent = "";
   const quote = el("blockquote", { class: "quote", text: cleanText(c.quote) });
   const frame = el("div", { class: "page-frame", "aria-busy": "true" }, el("div", { class: "spinner", "aria-label": "Loading page" }));
   body.append(quote, frame,
     el("p", {}, el("a", { href: gatewayFileUrl(c.document_id), target: "_blank", rel: "noopener noreferrer", text: "Open the original file" })));
   dialog().showModal();
+  // Only PDF pages render as images: do not ask the gateway for the others (it would answer 415);
+  // a text file opens at its lines, HTML and the rest at their section.
+  if (!/\.pdf$/i.test(c.document_name || "")) { await showSection(c, frame, NOT_A_PDF); return; }
   if (!c.page_start) { frame.replaceChildren(el("p", { class: "muted", text: "This source has no page numbers; the cited text is shown above." })); return; }
-  // Only PDF pages render as images: do not ask the gateway for the others (it would answer 415).
-  if (!/\.pdf$/i.test(c.document_name || "")) { frame.replaceChildren(el("p", { class: "muted", text: NOT_A_PDF })); return; }
   const last = Math.max(c.page_end || c.page_start, c.page_start);
   if (last > c.page_start) {
     const label = el("span", { class: "small", id: "viewer-page", "aria-live": "polite" });
@@ -36,14 +39,21 @@ export async function openCitation(c) {
     const next = el("button", { type: "button", class: "btn small", id: "viewer-next", text: "Next page ›" });
     const nav = el("div", { class: "row viewer-nav" }, prev, label, next);
     body.insertBefore(nav, frame);
-    let n = c.page_start;
+    let n = opening(c);
     const go = (delta) => { n = Math.min(last, Math.max(c.page_start, n + delta)); update(); showPage(c, n, frame); };
     const update = () => { label.textContent = `Page ${n} (cited ${c.page_start}–${last})`; prev.disabled = n === c.page_start; next.disabled = n === last; };
     prev.addEventListener("click", () => go(-1));
     next.addEventListener("click", () => go(1));
     update();
   }
-  await showPage(c, c.page_start, frame);
+  await showPage(c, opening(c), frame);
+}
+
+// The page of the cited sentence when the RAG API located it, else the first of the cited range.
+function opening(c) {
+  const page = Number(c.location?.page);
+  const last = Math.max(c.page_end || c.page_start, c.page_start);
+  return page >= c.page_start && page <= last ? page : c.page_start;
 }
 
 async function showPage(c, n, frame) {

@@ -1,0 +1,95 @@
+"""Polarity: does an answer say "does" where its evidence says "does not"?
+
+Lexical on purpose, so it can be read and argued with: a sentence is negative
+when it holds a negation cue ("not", "no", "never", "cannot", "n't", ...).
+Presence, not parity: "there is no JSON formatter and no log rotation" is
+negative, and real double negatives are rare in documentation.
+
+Two checks:
+- a *sentence* error: an answer sentence whose closest sentence in its cited
+  blocks (most of its content words) has the opposite polarity
+  ("Yes, libtasn1 handles the REAL type [1]" against "This version doesn't
+  handle the REAL type.");
+- a *stance* error, for rows whose documented answer is known: a leading
+  "Yes"/"No" decides the answer's stance, else the answer sentence closest to
+  the documented sentence does; an answer that addresses neither is unjudged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from eval.judge.claims import Claim, content_words, sentences
+
+_CUES = ("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "nowhere", "cannot",
+         "forbidden", "prohibited")
+NEGATION_WORDS = frozenset(_CUES)
+_NEGATION = re.compile(r"\b(?:" + "|".join(_CUES) + r")\b|\w(?:n['’]t)\b", re.IGNORECASE)
+_LEAD = re.compile(r"^\W*(yes|no)\s*[,.;:!\u2014-]", re.IGNORECASE)  # "Yes, …" / "No. …", not "No pending …"
+
+#: Share of an answer sentence's content words its closest block sentence must hold
+#: before their polarities are compared (below it the two are about different things).
+SENTENCE_MATCH = 0.6
+#: Share of the documented sentence's content words an answer sentence must hold to carry a stance.
+STANCE_MATCH = 0.75
+
+
+def is_negative(sentence: str) -> bool:
+    return bool(_NEGATION.search(sentence))
+
+
+def polarity(sentence: str) -> str:
+    return "negative" if is_negative(sentence) else "positive"
+
+
+def _overlap(of: set[str], within: set[str]) -> float:
+    return len(of & within) / len(of) if of else 0.0
+
+
+@dataclass(frozen=True)
+class PolarityError:
+    sentence: str
+    cited_sentence: str
+    citations: tuple[int, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"sentence": self.sentence, "cited_sentence": self.cited_sentence,
+                "citations": list(self.citations)}
+
+
+def sentence_errors(claims: list[Claim], blocks: dict[int, str]) -> list[PolarityError]:
+    errors: list[PolarityError] = []
+    for claim in claims:
+        cited = [s for n in claim.citations if n in blocks for s in sentences(blocks[n], wrapped=True)]
+        if not cited:
+            continue
+        candidates = [(s, content_words(s, NEGATION_WORDS)) for s in cited]
+        for sentence in sentences(claim.text):
+            words = content_words(sentence, NEGATION_WORDS)
+            if len(words) < 2:
+                continue
+            mine = polarity(sentence)
+            # Closest first; among equally close ones, one that agrees wins (benefit of the doubt).
+            best = max(candidates, key=lambda c: (_overlap(words, c[1]), polarity(c[0]) == mine))
+            if _overlap(words, best[1]) >= SENTENCE_MATCH and polarity(best[0]) != mine:
+                errors.append(PolarityError(sentence, best[0], claim.citations))
+    return errors
+
+
+def stance(answer_claims: list[Claim], documented: str) -> str | None:
+    """"positive" | "negative" as the answer takes it, or None when it does not address `documented`.
+
+    A leading "Yes," / "No." is the stance; "No pending disputes." is not a
+    leading "No" but a negative sentence, judged by its closeness like any other.
+    """
+    said = [s for claim in answer_claims for s in sentences(claim.text)]
+    if not said:
+        return None
+    lead = _LEAD.match(said[0])
+    if lead:
+        return "positive" if lead.group(1).lower() == "yes" else "negative"
+    target = content_words(documented, NEGATION_WORDS)
+    scored = [(_overlap(target, content_words(s, NEGATION_WORDS)), s) for s in said]
+    score, closest = max(scored, key=lambda pair: pair[0])
+    return polarity(closest) if score >= STANCE_MATCH else None
