@@ -104,8 +104,11 @@ def test_concurrent_writers_lose_nothing(s3, s3_uri, tmp_path):
     WindowTable.create(db, table_name("conc") + WINDOWS_SUFFIX)
     env = {**base_env(tmp_path / "data"), "LANCEDB_URI": s3_uri, **s3.env(WRITER)}
     steps = 8
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.scale.write_proc", tag, str(steps)], env=env,
-                              cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for tag in ("a", "b")]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.scale.write_proc", tag, str(steps), str(barrier)],
+                              env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for tag in ("a", "b")]
     spans = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)

@@ -1,15 +1,19 @@
-"""One of two processes writing to the same index at once: `python -m tests.scale.write_proc TAG N`.
+"""One of two processes writing to the same index at once: `python -m tests.scale.write_proc TAG N BARRIER`.
 
 The store comes from the environment (LANCEDB_URI and AWS_*), as in every
 Docent process. Each of the N steps is one upsert of a manifest row (LanceDB
 merge-insert) and one append of window rows, both committed separately, so two
-such processes interleave many commits on the same two tables.
+such processes interleave many commits on the same two tables. Both wait at a
+barrier (a file per writer in the folder BARRIER) once their store is open, so a
+slow start-up on a busy machine cannot leave one writer finished before the
+other begins.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 from rag_system.chunking.chunker import Chunk
 from rag_system.config import load_settings
@@ -18,10 +22,14 @@ from rag_system.indexing.store import open_store, table_name
 from rag_system.indexing.windows import WINDOWS_SUFFIX, WindowTable
 
 
-def main(tag: str, count: int) -> int:
+def main(tag: str, count: int, barrier: Path, writers: int = 2) -> int:
     db = open_store(load_settings(dotenv_path=None))
     manifest = Manifest.open_or_create(db, "conc")
     windows = WindowTable(db.open_table(table_name("conc") + WINDOWS_SUFFIX))
+    (barrier / tag).touch()
+    deadline = time.monotonic() + 120
+    while len(list(barrier.iterdir())) < writers and time.monotonic() < deadline:
+        time.sleep(0.005)
     started = time.time()
     for i in range(count):
         doc = f"{tag}-{i}"
@@ -37,4 +45,4 @@ def main(tag: str, count: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2])))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])))
