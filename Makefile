@@ -14,7 +14,7 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup setup-browser run test test-rust test-unit test-integration test-browser clean-venv
+.PHONY: setup setup-browser setup-debref run test test-rust test-unit test-integration test-browser clean-venv
 
 setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json
 
@@ -68,6 +68,22 @@ setup-browser:
 		{ [ -x "$(CHROMIUM)" ] || { echo "error: apt installed chromium but $(CHROMIUM) is missing: set CHROMIUM=<path>" >&2; exit 1; }; }; \
 	else echo "error: the browser tests need Chromium at $(CHROMIUM): run 'sudo apt-get install chromium' (or 'sudo make setup-browser'), or set CHROMIUM=<path to a Chromium binary>" >&2; exit 1; fi
 
+# The Debian Reference in nine languages (real HTML for the ingestion tests, the corpus of the
+# multilingual benchmark eval/debref): the pinned .debs, downloaded once with apt-get (no install).
+DEBREF_VERSION := 2.100
+DEBREF_LANGS := en de fr es it ja pt zh-cn id
+DEBREF_DIR ?= $(or $(DOCENT_DEBREF_DIR),$(HOME)/.cache/docent/debian-reference)
+export DOCENT_DEBREF_DIR := $(DEBREF_DIR)
+DEBREF_DEBS := $(foreach l,$(DEBREF_LANGS),$(DEBREF_DIR)/debian-reference-$(l)_$(DEBREF_VERSION)_all.deb)
+
+setup-debref: $(DEBREF_DEBS)
+
+$(DEBREF_DIR)/debian-reference-%_$(DEBREF_VERSION)_all.deb:
+	@mkdir -p $(DEBREF_DIR)
+	@cd $(DEBREF_DIR) && { apt-get download -qq debian-reference-$*=$(DEBREF_VERSION) 2>/dev/null || \
+		{ [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get download -qq debian-reference-$*=$(DEBREF_VERSION); }; } || \
+		{ echo "error: cannot download debian-reference-$*=$(DEBREF_VERSION) (run 'sudo apt-get update', or put the .deb in $(DEBREF_DIR))" >&2; exit 1; }
+
 # Runs in the foreground until Ctrl-C; `make run RUN_ARGS="--no-frontend --gateway-port 8080"`
 # passes flags through. Documents are added through the gateway (upload + build)
 # or indexed from the command line: $(PY) -m rag_system index <folder> --index <name>.
@@ -75,7 +91,7 @@ run: setup
 	$(PY) run_system.py $(RUN_ARGS)
 
 # setup-browser comes first: it is the one prerequisite setup cannot provide without root.
-test: setup-browser setup
+test: setup-browser setup-debref setup
 	$(MAKE) --no-print-directory test-rust test-unit test-integration test-browser
 
 test-rust:
@@ -88,7 +104,7 @@ PYTEST = @$(PY) -m pytest -q $(1); rc=$$?; \
 test-unit: setup
 	$(call PYTEST,tests/unit)
 
-test-integration: setup
+test-integration: setup setup-debref
 	$(call PYTEST,tests/integration tests/reliability tests/scale eval/tests)
 
 test-browser: setup-browser setup

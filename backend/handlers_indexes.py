@@ -28,6 +28,10 @@ def create_index(app: App, req: Request) -> Response:
     metadata = {} if data.get("metadata") is None else data["metadata"]
     if not isinstance(metadata, dict):
         raise ApiError(400, "invalid_field", "'metadata' must be an object")
+    # The embedder the index will be built with (the RAG API checks the name; an index keeps it).
+    embedder = optional_str(data, "embedder", "", max_len=40).strip()
+    if embedder:
+        metadata = {**metadata, "embedder": embedder}
     index = app.store.create_index(name, description, {"status": "created", **metadata})
     return Response.json({"index_id": index["id"], "index": index}, 201)
 

@@ -46,7 +46,10 @@ def start_build(app: App, index_id: str, options: dict[str, Any], request_id: st
     paths = [d["stored_path"] for d in index["documents"]]
     if not paths:
         raise ApiError(400, "no_documents", "the index has no documents: upload files first")
-    result = app.rag.start_index(index_id, paths, request_id)
+    embedder = (options or {}).get("embedder") or index["metadata"].get("embedder")
+    if embedder is not None and not isinstance(embedder, str):
+        raise ApiError(400, "invalid_field", "'embedder' must be a string")
+    result = app.rag.start_index(index_id, paths, request_id, embedder or None)
     job_id = result.get("job_id")
     if not isinstance(job_id, str) or not job_id:
         raise ApiError(502, "rag_api_error", "the RAG API accepted the build but returned no job id")

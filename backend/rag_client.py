@@ -38,9 +38,10 @@ class RagClient:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._call("POST", "/chat", payload, timeout=self.timeout_s, request_id=request_id)[1]
 
-    def start_index(self, index: str, paths: list[str], request_id: str | None = None) -> dict[str, Any]:
-        return self._call("POST", "/index", {"index": index, "paths": paths},
-                          timeout=self.index_timeout_s, request_id=request_id)[1]
+    def start_index(self, index: str, paths: list[str], request_id: str | None = None,
+                    embedder: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"index": index, "paths": paths, **({"embedder": embedder} if embedder else {})}
+        return self._call("POST", "/index", body, timeout=self.index_timeout_s, request_id=request_id)[1]
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
         return self._call("GET", f"/index/jobs/{quote(job_id, safe='')}", timeout=self.index_timeout_s,

@@ -122,8 +122,9 @@ class RagReplicas:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._spread(lambda c: c.chat(payload, request_id))
 
-    def start_index(self, index: str, paths: list[str], request_id: str | None = None) -> dict[str, Any]:
-        return self.writer.start_index(index, paths, request_id)
+    def start_index(self, index: str, paths: list[str], request_id: str | None = None,
+                    embedder: str | None = None) -> dict[str, Any]:
+        return self.writer.start_index(index, paths, request_id, embedder)
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
         return self.writer.job(job_id, request_id)

@@ -20,6 +20,7 @@ class Corpus:
     sources: tuple[Path, ...]  # files or folders to index
     gold: tuple[Path, ...]  # jsonl files whose rows are evaluated
     case_sensitive: bool = False
+    index_as: str = ""  # corpora over the same documents share one cached index under this name
 
 
 def known_corpora(data_dir: Path) -> dict[str, Corpus]:
@@ -38,10 +39,31 @@ def known_corpora(data_dir: Path) -> dict[str, Corpus]:
         "rfc": Corpus("rfc", (rfc,), (g / "rfc.jsonl",)),
         "pydocs": Corpus("pydocs", (data_dir / "pydocs" / "corpus",), (data_dir / "pydocs" / "dev.jsonl",),
                          case_sensitive=True),
+        **debref_corpora(),
     }
 
 
 ALL = ("atlas7", "hr", "docs", "mixed", "acq", "acq+docs", "rfc", "pydocs")
+
+#: The Debian Reference sets (eval/debref/build.py generates the corpus; the gold rows are committed).
+DEBREF_DIR = Path(__file__).resolve().parent / "debref"
+DEBREF_LANGUAGES = ("en", "de", "fr", "ja", "zh-cn")
+DEBREF = tuple(f"debref-{lang}" for lang in DEBREF_LANGUAGES) + \
+    tuple(f"debref-xl-{lang}" for lang in DEBREF_LANGUAGES if lang != "en")
+
+
+def debref_corpora(folder: Path = DEBREF_DIR) -> dict[str, Corpus]:
+    """Monolingual sets (question and documents in one language) and cross-lingual ones (English
+    questions over a translation); a cross-lingual set searches the same index as its monolingual one."""
+    out: dict[str, Corpus] = {}
+    for lang in DEBREF_LANGUAGES:
+        docs = folder / "corpus" / lang
+        out[f"debref-{lang}"] = Corpus(f"debref-{lang}", (docs,), (folder / f"{lang}.jsonl",),
+                                       index_as=f"debref-{lang}")
+        if lang != "en":
+            out[f"debref-xl-{lang}"] = Corpus(f"debref-xl-{lang}", (docs,), (folder / f"xl-{lang}.jsonl",),
+                                              index_as=f"debref-{lang}")
+    return out
 
 
 def custom_corpus(docs: Path, gold: Path, case_sensitive: bool) -> Corpus:

@@ -56,13 +56,14 @@ def _first_relevant(texts: list[str], row: GoldRow, corpus: Corpus) -> int | Non
 
 
 def format_table(runs: list[dict[str, Any]]) -> str:
-    header = f"{'corpus':<10} {'mode':<12} {'n':>3} {'chunks':>6} " + " ".join(
+    header = f"{'corpus':<16} {'embedder':<9} {'mode':<12} {'n':>3} {'chunks':>6} " + " ".join(
         f"{m:>9}" for m in (*METRICS, "ndcg@10_final")) + f" {'p50 ms':>7} {'p95 ms':>7}"
     lines = [header, "-" * len(header)]
     for run in runs:
         metrics = run["metrics"]
         lines.append(
-            f"{run['corpus']:<10} {run['arm']['mode']:<12} {run['n']:>3} {run['index']['chunks']:>6} "
+            f"{run['corpus']:<16} {run['arm'].get('embedder', 'minilm'):<9} {run['arm']['mode']:<12} {run['n']:>3} "
+            f"{run['index']['chunks']:>6} "
             + " ".join(f"{metrics.get(m, 0.0):>9.3f}" for m in (*METRICS, "ndcg@10_final"))
             + f" {run['latency_ms']['p50']:>7.1f} {run['latency_ms']['p95']:>7.1f}")
     return "\n".join(lines)

@@ -20,6 +20,7 @@ from typing import Any
 
 from eval.corpora import (
     ALL,
+    DEBREF,
     Corpus,
     add_corpus_arguments,
     check_corpus_arguments,
@@ -35,7 +36,9 @@ log = logging.getLogger("eval.run_eval")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m eval.run_eval", description=__doc__.split("\n")[0])
-    add_corpus_arguments(p, (*ALL, "all"))
+    add_corpus_arguments(p, (*ALL, "all", *DEBREF, "debref"))
+    p.add_argument("--embedders", default=None, metavar="A,B",
+                   help="run every corpus with each of these embedders (e.g. minilm,e5-small), side by side")
     p.add_argument("--mode", choices=MODES, default=None)
     p.add_argument("--compare-modes", action="store_true", help="run hybrid, vector_only and fts_only")
     p.add_argument("--rerank", action="store_true", help="enable the configured reranker")
@@ -64,7 +67,8 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
     resolved, so `--data-dir ../shared/eval-data` and its absolute spelling
     share one cached index.
     """
-    key = json.dumps([corpus.name, [str(s.resolve()) for s in corpus.sources], settings.chunk_tokens,
+    key = json.dumps([corpus.index_as or corpus.name, [str(s.resolve()) for s in corpus.sources],
+                      settings.chunk_tokens,
                       settings.chunk_overlap_sentences, settings.chunk_context, settings.embedding_model,
                       settings.embedding_max_tokens, settings.ocr_engine, settings.chunk_window_tokens,
                       settings.fts_stem, settings.fts_remove_stop_words, settings.fts_ascii_folding]
@@ -72,8 +76,11 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
                      + (["window_at_blocks"] if settings.chunk_window_at_blocks else [])
                      + (["topic_breaks"] if settings.chunk_topic_breaks else [])
                      + ([f"window_at_topics={settings.chunk_window_at_topics:g}v"]
-                        if settings.chunk_window_at_topics else []), sort_keys=True)
-    slug = "".join(ch if ch.isalnum() else "_" for ch in corpus.name)
+                        if settings.chunk_window_at_topics else [])
+                     + ([f"embedder={settings.embedder}"] if settings.embedder not in ("minilm", "auto") else [])
+                     + ([f"fts_language={settings.fts_language}"] if settings.fts_language != "auto" else []),
+                     sort_keys=True)
+    slug = "".join(ch if ch.isalnum() else "_" for ch in (corpus.index_as or corpus.name))
     return f"eval_{slug}_{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
@@ -105,7 +112,7 @@ def run_corpus(corpus: Corpus, settings: Any, embedder: Any, args: argparse.Name
                "chunk_window_at_blocks": settings.chunk_window_at_blocks,
                "chunk_topic_breaks": settings.chunk_topic_breaks, "fts_stem": settings.fts_stem,
                "fts_remove_stop_words": settings.fts_remove_stop_words,
-               "embedding_model": embedder.identity.model_id}
+               "embedding_model": embedder.identity.model_id, "embedder": embedder.name}
         run = summarise(corpus, arm, results)
         run["index"] = {"name": index, "chunks": summary.index_chunks, "documents": summary.index_documents,
                         "build_seconds": round(summary.seconds, 1)}
@@ -118,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     from rag_system.config import load_settings
-    from rag_system.indexing.embedder import Embedder
+    from rag_system.indexing.embedder import shared_embedder
 
     overrides = _overrides(args.set)
     settings = load_settings().with_overrides(data_dir=str(args.cache_dir), **overrides)
@@ -126,21 +133,25 @@ def main(argv: list[str] | None = None) -> int:
         corpora = [custom_corpus(args.docs, args.gold, args.case_sensitive)]
     else:
         known = known_corpora(args.data_dir)
-        names = ALL if args.corpus == "all" else (args.corpus,)
+        names = ALL if args.corpus == "all" else DEBREF if args.corpus == "debref" else (args.corpus,)
         corpora = [known[n] for n in names]
     missing = [str(s) for c in corpora for s in (*c.sources, *c.gold) if not s.exists()]
     if missing:
         sys.stderr.write("error: missing evaluation data: " + ", ".join(missing) + "\n")
         return 2
-    embedder = Embedder.from_settings(settings)
+    names = [n.strip() for n in args.embedders.split(",")] if args.embedders else \
+        ["minilm" if settings.embedder == "auto" else settings.embedder]
     all_runs: list[dict[str, Any]] = []
-    for corpus in corpora:
-        sys.stderr.write(f"== {corpus.name}\n")
-        runs = run_corpus(corpus, settings, embedder, args)
-        all_runs.extend(runs)
-        sys.stdout.write(format_table(runs) + "\n")
-        sys.stdout.flush()
-    if len(corpora) > 1 or args.compare_modes:
+    for name in names:
+        arm_settings = settings if name == settings.embedder else settings.with_overrides(embedder=name)
+        embedder = shared_embedder(arm_settings)
+        for corpus in corpora:
+            sys.stderr.write(f"== {corpus.name} ({name})\n")
+            runs = run_corpus(corpus, arm_settings, embedder, args)
+            all_runs.extend(runs)
+            sys.stdout.write(format_table(runs) + "\n")
+            sys.stdout.flush()
+    if len(corpora) > 1 or args.compare_modes or len(names) > 1:
         sys.stdout.write("\n== summary\n" + format_table(all_runs) + "\n")
     if args.json_out:
         payload: Any = all_runs[0] if len(all_runs) == 1 else all_runs

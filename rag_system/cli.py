@@ -18,6 +18,7 @@ from rag_system.answer_cli import add_commands as add_answer_commands
 from rag_system.answer_cli import checked_query_options, run_ask, run_chat, run_task
 from rag_system.api.main import add_command as add_api_command
 from rag_system.api.main import run_api
+from rag_system.library_cli import LIBRARY_COMMANDS, add_library_commands, run_library_command
 from rag_system.config import ConfigError, load_settings
 from rag_system.indexing.events import BuildEvent
 from rag_system.progress import ProgressReporter
@@ -38,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     idx.add_argument("paths", nargs="+", type=Path, help="files or folders to index")
     idx.add_argument("--index", required=True, help="index name")
     idx.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    idx.add_argument("--embedder", default=None, metavar="NAME",
+                     help="embedder of a new index (`embedders` lists them; an index keeps its own)")
 
     ret = sub.add_parser("retrieve", help="rank evidence for a query (no answer)")
     ret.add_argument("query", help="the question or search text")
@@ -52,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="search in this process even when a RAG API serves the same store")
     add_answer_commands(sub)
     add_api_command(sub)
+    add_library_commands(sub)
     return parser
 
 
@@ -76,12 +80,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_ask(args, settings)
     if args.command == "api":
         return run_api(args, settings)
+    if args.command in LIBRARY_COMMANDS:
+        return run_library_command(args, settings)
     return EXIT_USAGE  # argparse rejects unknown commands before this
 
 
 def _cmd_index(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]
     from rag_system.indexing.builder import build_index
     from rag_system.indexing.embedder import EmbedderLoadError
+    from rag_system.indexing.embedders import UnknownEmbedderError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
 
     reporter = ProgressReporter(sys.stderr)
@@ -90,7 +97,11 @@ def _cmd_index(args: argparse.Namespace, settings) -> int:  # type: ignore[no-un
         reporter.handle(event)
 
     try:
-        summary = build_index(args.paths, args.index, settings, on_event=on_event)
+        summary = build_index(args.paths, args.index, settings, embedder_name=args.embedder, on_event=on_event)
+    except UnknownEmbedderError as exc:
+        reporter.close()
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE
     except (FileNotFoundError, InvalidIndexNameError, EmbedderMismatchError, EmbedderLoadError) as exc:
         reporter.close()
         sys.stderr.write(f"error: {exc}\n")

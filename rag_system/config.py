@@ -36,7 +36,10 @@ class Settings:
     data_dir: Path = field(default=Path("data"), metadata=_env("DOCENT_DATA_DIR"))
     lancedb_uri: str = field(default="", metadata=_env("LANCEDB_URI"))
     index_roots: tuple[str, ...] = field(default=(), metadata=_env("DOCENT_INDEX_ROOTS"))
-    # Embedding. Empty model means the packaged all-MiniLM-L6-v2.
+    # Embedding: the embedder of new indexes (an index keeps the one it was built with); auto = minilm for
+    # English documents, e5-small for others (Documentation/indexing.md, "Embedders").
+    embedder: str = field(default="auto", metadata=_env("EMBEDDER"))
+    # For minilm: empty means the packaged all-MiniLM-L6-v2, else a local model directory.
     embedding_model: str = field(default="", metadata=_env("EMBEDDING_MODEL"))
     embedding_batch_size: int = field(default=32, metadata=_env("EMBEDDING_BATCH_SIZE"))
     embedding_max_tokens: int = field(default=512, metadata=_env("EMBEDDING_MAX_TOKENS"))
@@ -65,6 +68,8 @@ class Settings:
     fts_stem: bool = field(default=True, metadata=_env("FTS_STEM"))
     fts_remove_stop_words: bool = field(default=True, metadata=_env("FTS_REMOVE_STOP_WORDS"))
     fts_ascii_folding: bool = field(default=True, metadata=_env("FTS_ASCII_FOLDING"))
+    # The analyzer's language (stemmer, stop words; ICU segmentation for ja/zh/ko); auto = detected per index.
+    fts_language: str = field(default="auto", metadata=_env("FTS_LANGUAGE"))
     # With windows: a second full-text ranking by exact words (stop words kept).
     fts_exact: bool = field(default=True, metadata=_env("FTS_EXACT"))
     # Also rank by the question sentence of a compound query (rag_system/retrieval/query_focus.py).
@@ -175,6 +180,9 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
 _PRECISIONS = ("auto", "fp32", "bf16")
+_EMBEDDERS = ("auto", "minilm", "e5-small")  # rag_system/indexing/embedders.py
+_FTS_LANGUAGES = ("auto", "en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "ru", "id",
+                  "ja", "zh", "ko")  # rag_system/indexing/languages.py
 _CONTEXTS = ("none", "headings", "document")
 _BACKENDS = ("auto", "llamacpp", "ollama", "openai", "extractive")
 _ROLES = ("all", "writer", "reader")
@@ -245,6 +253,10 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"OCR_ENGINE must be one of {', '.join(_OCR_ENGINES)}, got {settings.ocr_engine!r}")
     if settings.chunk_context not in _CONTEXTS:
         raise ConfigError(f"CHUNK_CONTEXT must be one of {', '.join(_CONTEXTS)}, got {settings.chunk_context!r}")
+    if settings.fts_language not in _FTS_LANGUAGES:
+        raise ConfigError(f"FTS_LANGUAGE must be one of {', '.join(_FTS_LANGUAGES)}, got {settings.fts_language!r}")
+    if settings.embedder not in _EMBEDDERS:
+        raise ConfigError(f"EMBEDDER must be one of {', '.join(_EMBEDDERS)}, got {settings.embedder!r}")
     if settings.embedding_precision not in _PRECISIONS:
         raise ConfigError(f"EMBEDDING_PRECISION must be one of {', '.join(_PRECISIONS)}, "
                           f"got {settings.embedding_precision!r}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 _MARKERS = re.compile(r"(?:\s*\[\d+(?:\s*,\s*\d+)*\])+")
 _NUMBER = re.compile(r"\d+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(]?[A-Z0-9])")
-_PARAGRAPH = re.compile(r"\n\s*\n")
+_BLOCK_START = re.compile(r"^\s*(?:[-*•|#>]|\d+[.)]\s)")
 _LEADING = re.compile(r"^[\s\-*•.,;:)]+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'’\-]*")
 
@@ -58,11 +58,22 @@ def sentences(text: str, wrapped: bool = False) -> list[str]:
     `wrapped` is for evidence blocks, whose line breaks are often hard wraps
     (RFCs, PDFs): there only blank lines break, and a sentence runs across lines.
     """
-    pieces = [" ".join(p.split()) for p in _PARAGRAPH.split(text)] if wrapped else text.splitlines()
+    pieces = _unwrap(text) if wrapped else text.splitlines()
     out: list[str] = []
     for piece in pieces:
         out.extend(s.strip() for s in _SENTENCE_END.split(piece) if any(ch.isalnum() for ch in s))
     return out
+
+
+def _unwrap(text: str) -> list[str]:
+    """Lines joined back into paragraphs; a blank line, a list item, a table row or a heading starts a new one."""
+    pieces: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if not line.strip() or _BLOCK_START.match(line):
+            pieces.append([])
+        if line.strip():
+            pieces[-1].append(line.strip())
+    return [" ".join(" ".join(p).split()) for p in pieces if p]
 
 
 def stem(word: str) -> str:

@@ -65,10 +65,11 @@ def sentence_errors(claims: list[Claim], blocks: dict[int, str]) -> list[Polarit
         if not cited:
             continue
         candidates = [(s, content_words(s, NEGATION_WORDS)) for s in cited]
+        quoted = " ".join(" ".join(blocks[n] for n in claim.citations if n in blocks).split()).lower()
         for sentence in sentences(claim.text):
             words = content_words(sentence, NEGATION_WORDS)
-            if len(words) < 2:
-                continue
+            if len(words) < 2 or " ".join(sentence.split()).lower() in quoted:
+                continue  # a verbatim quote says what its block says
             mine = polarity(sentence)
             # Closest first; among equally close ones, one that agrees wins (benefit of the doubt).
             best = max(candidates, key=lambda c: (_overlap(words, c[1]), polarity(c[0]) == mine))

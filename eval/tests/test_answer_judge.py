@@ -130,3 +130,13 @@ def test_a_value_is_stated_as_written_or_as_the_same_number() -> None:
     assert value_stated("$2.1 million", "EBITDA was $2,100,000 [1]")
     assert value_stated("10-60%", "It is between 10-60% faster [1]")
     assert not value_stated("$2.1 million", "EBITDA was $2.3 million [1]")
+
+
+def test_markdown_list_items_in_a_block_are_sentences_of_their_own() -> None:
+    block = ("Either could move the 12.7 s materially — that is unmeasured work, not a promise.\n"
+             "- A later rerankers release may add a Qwen3 backend, at which point the route\n"
+             "  should be revisited.")
+    paraphrase = "A later rerankers release may add a Qwen3 backend, so the route should be revisited [1]."
+    assert sentence_errors(split_claims(paraphrase), {1: block}) == []
+    flipped = "A later rerankers release will not add a Qwen3 backend, so the route need not be revisited [1]."
+    assert len(sentence_errors(split_claims(flipped), {1: block})) == 1

@@ -31,9 +31,23 @@ def start_job(request: Request) -> Response:
     require_writer(request)
     spec = parse_index(request.json())
     paths = checked_paths(request.service.roots, spec.paths)
-    job = request.service.jobs.submit_build(spec.index, paths)
+    check_embedder(request, spec.index, spec.embedder)
+    job = request.service.jobs.submit_build(spec.index, paths, spec.embedder)
     return Response(202, {"job_id": job.job_id, "index": job.index, "state": job.state},
                     headers={"Location": f"/index/jobs/{job.job_id}"})
+
+
+def check_embedder(request: Request, index: str, wanted: str | None) -> None:
+    """409 before queueing when an existing index was built with another embedder than the one asked for."""
+    from rag_system.indexing.embedders import recorded_embedder
+
+    if wanted is None or wanted == "auto":
+        return
+    own = recorded_embedder(request.service.db, index, request.service.settings)
+    if own is not None and own != wanted:
+        raise ApiError(409, "embedder_mismatch",
+                       f"index {index!r} was built with the {own} embedder; an index keeps its embedder, "
+                       f"so build a new index to use {wanted}")
 
 
 def _job(request: Request) -> Job:

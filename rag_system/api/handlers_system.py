@@ -7,6 +7,7 @@ from typing import Any
 
 from common.http import Response
 from rag_system.api.messages import Request
+from rag_system.indexing.embedders import listing as embedder_listing
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ def models(request: Request) -> Response:
         # The names of the product we replace, for clients that read them.
         "generation_models": sorted({s.model for s in statuses if s.available and s.model and s.name != "extractive"}),
         "embedding_models": [service.embedder.identity.model_id],
+        # Per-index choice (POST /index {"embedder": name}); "default" marks the one new indexes get.
+        "embedders": embedder_listing(service.settings),
     })
 
 

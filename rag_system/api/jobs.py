@@ -53,6 +53,7 @@ class Job:
     kind: str  # build | delete
     index: str
     paths: tuple[str, ...] = ()
+    embedder: str | None = None  # asked for in the request (None: the index's own, or the default)
     job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     state: str = "queued"
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -77,6 +78,7 @@ class Job:
     def to_json(self) -> dict[str, Any]:
         with self.changed:
             return {"job_id": self.job_id, "kind": self.kind, "index": self.index, "state": self.state,
+                    "embedder": self.embedder,
                     "files": [dict(f) for f in self.files.values()],
                     "progress": {"done": self.done, "total": self.total}, "overall": dict(self.overall),
                     "summary": self.summary, "error": self.error, "created_at": self.created_at,
@@ -165,8 +167,8 @@ class JobQueue:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
-    def submit_build(self, index: str, paths: list[Path]) -> Job:
-        return self._submit(Job("build", index, tuple(str(p) for p in paths)))
+    def submit_build(self, index: str, paths: list[Path], embedder: str | None = None) -> Job:
+        return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder))
 
     def submit_delete(self, index: str) -> Job:
         """Queue a deletion; queued or running builds of that index are cancelled first."""
@@ -250,7 +252,8 @@ class JobQueue:
         try:
             paths = self.roots.resolve_all(list(job.paths))  # again: the tree may have changed since
             summary = build_index(paths, job.index, self.settings, embedder=self.embedder,
-                                  on_event=job.handle, cancel=job.cancel)
+                                  embedder_name=job.embedder or self.settings.embedder, on_event=job.handle,
+                                  cancel=job.cancel)
         except BuildCancelled as exc:
             self._finish(job, "cancelled", str(exc))
         except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:

@@ -57,6 +57,7 @@ class RetrieveOptions:
 class IndexRequest:
     index: str
     paths: tuple[str, ...]
+    embedder: str | None = None  # the embedder of a new index (rag_system/indexing/embedders.py)
 
 
 def normalise_keys(body: Any) -> dict[str, Any]:
@@ -262,5 +263,17 @@ def parse_index(raw: Any) -> IndexRequest:
         raise bad_request("every path must be a non-empty string", "invalid_paths")
     if body.get("retrieval_mode") is not None:
         _mode(body)  # the product we replace validated it here too
-    return IndexRequest(index=index_name(name), paths=tuple(paths))
+    return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body))
+
+
+def embedder_option(body: dict[str, Any]) -> str | None:
+    """`embedder`: a registered embedder name, or absent (the index's own, or the default)."""
+    from rag_system.indexing.embedders import CHOICES
+
+    value = body.get("embedder")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or value not in CHOICES:
+        raise bad_request(f"embedder must be one of {', '.join(CHOICES)}", "invalid_embedder")
+    return value
 

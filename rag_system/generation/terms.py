@@ -13,6 +13,12 @@ from collections.abc import Iterable
 
 from common.lexicon import STOP_WORDS, stem
 from common.lexicon import WORD as _WORD
+from rag_system.indexing.languages import all_function_words
+
+# What a question's key terms skip: also the function words of the other languages documents come in
+# (rag_system/indexing/languages.py), so "Wie ... ich ... ein" in a German question are not key terms that
+# German evidence "lacks" (issue 21). Chunking (cohesion.py) keeps the English list (common.lexicon).
+QUESTION_STOP_WORDS = STOP_WORDS | (all_function_words() - {"die", "come", "son"})
 
 
 def key_terms(text: str) -> list[str]:
@@ -21,7 +27,7 @@ def key_terms(text: str) -> list[str]:
     for word in _WORD.findall(text.lower()):
         if len(word) < 3 and not word.isdigit():
             continue
-        if word in STOP_WORDS:
+        if word in QUESTION_STOP_WORDS:
             continue
         seen.setdefault(stem(word), None)
     return list(seen)
@@ -43,7 +49,7 @@ def weighted_terms(text: str) -> dict[str, float]:
     for position, match in enumerate(_WORD.finditer(text)):
         word = match.group(0)
         lower = word.lower()
-        if (len(lower) < 3 and not lower.isdigit()) or lower in STOP_WORDS:
+        if (len(lower) < 3 and not lower.isdigit()) or lower in QUESTION_STOP_WORDS:
             continue
         specific = (position > 0 and word[:1].isupper()) or any(c.isdigit() or c == "_" for c in word)
         key = stem(lower)

@@ -27,9 +27,12 @@ import numpy as np
 from rag_system.chunking.chunker import Chunk, ChunkerOptions, chunk_document
 from rag_system.config import Settings
 from rag_system.indexing.build_progress import BuildProgress
+from rag_system.indexing.e5 import E5Embedder
 from rag_system.indexing.embedder import Embedder
+from rag_system.indexing.embedders import choose_embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
-from rag_system.indexing.lazy_embedder import LazyEmbedder, build_embedder
+from rag_system.indexing.languages import fts_options
+from rag_system.indexing.lazy_embedder import LazyEmbedder
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
 from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, open_store, validate_index_name
@@ -47,7 +50,7 @@ EMBED_PROGRESS_EVERY_S = 0.5
 #: (load 3.7, passive OpenMP waits), MiniLM embeds 90-105 windows/s at batches of 8, 16 or 32 alike.
 PROGRESS_BATCH = 16
 
-AnyEmbedder = Embedder | LazyEmbedder
+AnyEmbedder = Embedder | LazyEmbedder | E5Embedder
 
 
 class BuildCancelled(RuntimeError):
@@ -87,24 +90,28 @@ def build_index(
     settings: Settings,
     *,
     embedder: AnyEmbedder | None = None,
+    embedder_name: str | None = None,
     on_event: EventSink = ignore_event,
     cancel: threading.Event | None = None,
 ) -> BuildSummary:
     """Bring index `index` in line with the files under `inputs`.
 
-    Without an `embedder`, the model loads only once a file needs embedding.
+    The embedder is the index's own (`choose_embedder`); `embedder_name`
+    chooses it for a new index and must match an existing one's. Without an
+    `embedder`, the model loads only once a file needs embedding.
     """
     started = time.perf_counter()
     validate_index_name(index)
     on_event = BuildProgress().sink(on_event)
-    embedder = embedder or build_embedder(settings)
+    files, skipped, roots = discover(inputs, supported_extensions())
+    db = open_store(settings)
+    converted: dict[Path, ConvertedDocument] = {}  # files read to detect the language (EMBEDDER=auto)
+    embedder = choose_embedder(db, index, settings, embedder, embedder_name,
+                               sample=lambda: _language_sample(files, settings, converted))
     options = chunker_options(settings, embedder)
     summary = BuildSummary(index=index)
-
-    files, skipped, roots = discover(inputs, supported_extensions())
     sizes = [p.stat().st_size for p in files]
     hashes = hash_files(files)
-    db = open_store(settings)
     manifest = Manifest.open_or_create(db, index)
     records = manifest.records()
     try:
@@ -134,11 +141,12 @@ def build_index(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-convert") as pool:
         pending: Future[_Prepared] | None = None
         for i, (source, previous) in enumerate(work):
-            current = pending or pool.submit(_prepare, source, previous, settings, embedder, options, on_event)
+            current = pending or pool.submit(_prepare, source, previous, settings, embedder, options, on_event,
+                                             converted)
             pending = None
             if i + 1 < len(work):
                 nxt, nprev = work[i + 1]
-                pending = pool.submit(_prepare, nxt, nprev, settings, embedder, options, on_event)
+                pending = pool.submit(_prepare, nxt, nprev, settings, embedder, options, on_event, converted)
             prepared = current.result()
             timings["convert"] += prepared.seconds
             if cancel is not None and cancel.is_set():
@@ -150,8 +158,7 @@ def build_index(
 
     t0 = time.perf_counter()
     changed = bool(summary.added or summary.updated or summary.removed)
-    fts = {"stem": settings.fts_stem, "remove_stop_words": settings.fts_remove_stop_words,
-           "ascii_folding": settings.fts_ascii_folding}
+    fts = fts_options(settings, table.sample_texts())
     # With nothing written and every full-text index current, there is nothing to refresh or compact.
     if changed or not table.fts_current(**fts):
         on_event(BuildEvent("fts_refreshed", data={"index": index}))
@@ -205,14 +212,30 @@ def _shared_elsewhere(document_id: str, path: str, records: dict[str, FileRecord
     return any(r.document_id == document_id and p != path for p, r in records.items())
 
 
+def _language_sample(files: Sequence[Path], settings: Settings, converted: dict[Path, ConvertedDocument],
+                     limit: int = 3) -> list[str]:
+    """Text of the first few convertible files (kept, so they are not converted twice)."""
+    texts: list[str] = []
+    for path in files[: limit * 2]:
+        try:
+            converted[path] = convert(path, settings)
+        except ConversionError:
+            continue
+        texts.extend(b.text for b in converted[path].blocks[:200])
+        if len(converted) >= limit:
+            break
+    return texts
+
+
 def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings,
-             embedder: AnyEmbedder, options: ChunkerOptions, on_event: EventSink) -> _Prepared:
+             embedder: AnyEmbedder, options: ChunkerOptions, on_event: EventSink,
+             converted: dict[Path, ConvertedDocument] | None = None) -> _Prepared:
     """Convert and chunk one file; failures become a reason, never an exception."""
     t0 = time.perf_counter()
     path = str(source.path)
     on_event(BuildEvent("file_started", path, {"size": source.size}))
     try:
-        document = convert(source.path, settings)
+        document = (converted or {}).pop(source.path, None) or convert(source.path, settings)
         on_event(BuildEvent("file_converted", path, {
             "pages": document.page_count, "blocks": len(document.blocks),
             "ocr_engine": document.ocr_engine, "ocr_pages": list(document.ocr_pages),

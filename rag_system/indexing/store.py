@@ -61,7 +61,8 @@ class EmbedderMismatchError(DomainError, RuntimeError):
         super().__init__(
             f"index {index!r} was built with embedding model {table_model!r} ({table_dim}-d) "
             f"but the configured model is {ours.model_id!r} ({ours.dimension}-d); "
-            f"set EMBEDDING_MODEL={table_model!r} or rebuild the index with the new model"
+            "an index keeps the embedder it was built with: rebuild it (or build a new index) to use "
+            f"another one, or, for a custom model, set EMBEDDING_MODEL={table_model!r}"
         )
         self.table_model = table_model
 
@@ -337,6 +338,12 @@ class ChunkTable:
         rows = query.to_list()
         return sorted(rows, key=lambda r: r["chunk_index"])
 
+    def sample_texts(self, limit: int = 200) -> list[str]:
+        """The text of up to `limit` chunks, in storage order (what language detection reads)."""
+        if self.count() == 0:
+            return []
+        return [str(t) for t in self.table.head(limit).column("text").to_pylist()]
+
     def has_ann_index(self) -> bool:
         return _vector_index(self.table, self.vector_column) is not None
 
@@ -363,19 +370,24 @@ class ChunkTable:
             return self.windows.has_fts_index()
         return any(i.index_type == "FTS" for i in self.table.list_indices())
 
-    def fts_current(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool) -> bool:
+    def fts_current(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool,
+                    language: str = "English", base_tokenizer: str = "simple") -> bool:
         """Whether every full-text index exists as configured and covers every row (nothing to refresh)."""
-        wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding}
+        wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding,
+                  "language": language, "base_tokenizer": base_tokenizer}
         if not fts_indexes_current(self.table, {"text": wanted}):
             return False
         return self.windows is None or self.windows.fts_current(wanted)
 
     def refresh_fts(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool,
+                    language: str = "English", base_tokenizer: str = "simple",
                     keep_versions_s: float = 3600.0) -> None:
-        """Keep the native full-text index on `text` current and as configured."""
+        """Keep the native full-text index on `text` current and as configured (analyzer language and
+        tokenizer too: rag_system/indexing/languages.py)."""
         from lancedb.index import FTS
 
-        wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding}
+        wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding,
+                  "language": language, "base_tokenizer": base_tokenizer}
         current = next((i for i in self.table.list_indices() if i.index_type == "FTS"), None)
         details = dict(getattr(current, "index_details", None) or {}) if current else {}
         if current is None or any(details.get(k) != v for k, v in wanted.items()):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_system.config import Settings
+from rag_system.ingestion.source_text import SourceText, keep_typography
 from rag_system.ingestion.structure import BlockBuilder, join_inline, render_table
 from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
@@ -42,6 +43,8 @@ def docling_converter() -> Any:
             from docling.datamodel.base_models import InputFormat
             from docling.document_converter import DocumentConverter
 
+            keep_typography()  # before any HTML is read: quotes and highlights must match the page
+
             _CONVERTER = DocumentConverter(allowed_formats=[
                 InputFormat.DOCX, InputFormat.PPTX, InputFormat.HTML, InputFormat.MD,
             ])
@@ -63,7 +66,9 @@ def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedD
         detail = "; ".join(_HASH_RE.sub("", e) for e in errors) or f"Docling status {result.status.value}"
         raise ConversionError(path, f"damaged or unreadable {label} ({detail})")
     document = result.document
-    mapper = _Mapper(document, file_type)
+    source = SourceText.of_html(path) if file_type == "html" else \
+        SourceText.of_markdown(path) if file_type == "md" else None
+    mapper = _Mapper(document, file_type, source)
     mapper.walk(document.body)
     mapper.flush_list()
     page_count = max([len(document.pages), mapper.max_page, 1])
@@ -86,9 +91,10 @@ def _message(exc: BaseException) -> str:
 class _Mapper:
     """Depth-first walk over a DoclingDocument that emits our blocks in order."""
 
-    def __init__(self, document: Any, file_type: str) -> None:
+    def __init__(self, document: Any, file_type: str, source: SourceText | None = None) -> None:
         self.document = document
         self.file_type = file_type
+        self.source = source  # the file's own text, for the spacing between inline pieces
         self.builder = BlockBuilder()
         self.max_page = 0
         self._page = 1
@@ -110,7 +116,7 @@ class _Mapper:
             self.flush_list()
         if isinstance(item, GroupItem) and label == "inline":
             self._set_page(item)
-            self.builder.add(join_inline(self._inline_parts(item)), self._page)
+            self.builder.add(self._join(self._inline_parts(item)), self._page)
         elif isinstance(item, GroupItem):
             self.walk(item, list_depth + 1 if is_list_group else list_depth)
         elif isinstance(item, ListItem):
@@ -147,8 +153,16 @@ class _Mapper:
             self._set_page(item)
             text = getattr(item, "text", "")
             if isinstance(text, str) and text.strip():
-                self.builder.add(text, self._page)
+                self.builder.add(self._respaced(text), self._page)
             self.walk(item, list_depth)
+
+    def _respaced(self, text: str) -> str:
+        return self.source.respace(text) if self.source is not None else text
+
+    def _join(self, parts: list[str]) -> str:
+        """Inline pieces joined as the source spaced them (`SourceText`), else by `join_inline`'s rules."""
+        joined = self.source.join(parts) if self.source is not None else None
+        return joined if joined is not None else join_inline(parts)
 
     def _own_text(self, item: Any) -> tuple[str, list[Any]]:
         """An item's text and its remaining children.
@@ -163,10 +177,10 @@ class _Mapper:
         children = self._children(item)
         text = str(getattr(item, "text", "") or "").strip()
         if text:
-            return text, children
+            return self._respaced(text), children
         own = [c for c in children if isinstance(c, GroupItem) and _label(c) == "inline"]
         rest = [c for c in children if all(c is not group for group in own)]
-        return join_inline(join_inline(self._inline_parts(group)) for group in own), rest
+        return self._join([self._join(self._inline_parts(group)) for group in own]), rest
 
     def _children(self, node: Any) -> list[Any]:
         children = [ref.resolve(self.document) for ref in getattr(node, "children", ())]
@@ -202,7 +216,7 @@ class _Mapper:
             if isinstance(text, str) and text:
                 parts.append(text)
             elif getattr(child, "children", None):
-                parts.append(join_inline(self._inline_parts(child)))
+                parts.append(self._join(self._inline_parts(child)))
         return parts
 
     def _captions(self, item: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from rag_system.config import Settings
 from rag_system.indexing.embedder import Embedder
+from rag_system.indexing.embedders import embedder_named, name_for_model
 from rag_system.indexing.store import ChunkTable, is_missing_file, open_store
 from rag_system.retrieval.first_stage import FirstStage
 from rag_system.retrieval.rerank import (
@@ -55,9 +56,23 @@ class RetrievalEngine:
         with self._lock:
             table = self._tables.get(index)
             if table is None:
-                table = ChunkTable.open(self.db, index, self.embedder.identity)
+                table = ChunkTable.open(self.db, index)
+                table.check_identity(self.embedder_for(table).identity)
                 self._tables[index] = table
             return table
+
+    def embedder_for(self, table: ChunkTable) -> Any:
+        """The embedder that built `table`: the engine's own, or another known one (loaded on first use).
+
+        An index keeps the embedder it was built with (rag_system/indexing/
+        embedders.py), so one engine serves MiniLM and e5 indexes side by side;
+        a model it does not know is left to the identity check to refuse.
+        """
+        model, _ = table.recorded_identity()
+        if model == self.embedder.identity.model_id:
+            return self.embedder
+        name = name_for_model(model, self.settings)
+        return embedder_named(self.settings, name) if name is not None else self.embedder
 
     def forget(self, index: str) -> None:
         """Drop a cached handle (after the index is deleted or rebuilt elsewhere)."""
@@ -73,15 +88,16 @@ class RetrievalEngine:
 
     def retrieve(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
         table = self.table(index)
+        embedder = self.embedder_for(table)
         try:
-            result = self.first_stage.search(table, query, options)
+            result = self.first_stage.search(table, query, options, embedder)
         except (OSError, RuntimeError, ValueError) as exc:
             if not is_missing_file(exc):
                 raise
             # A replica's handle may point at files the writer's cleanup removed: move on, retry once.
             log.info("index %s: %s; checking out the latest version and retrying", index, exc)
             table.checkout_latest()
-            result = self.first_stage.search(table, query, options)
+            result = self.first_stage.search(table, query, options, embedder)
         if options.rerank and result.candidates:
             self.rerank(result, options)
         return result

@@ -57,7 +57,10 @@ class FirstStage:
         self.embedder = embedder
         self.pool = pool or ThreadPoolExecutor(max_workers=4, thread_name_prefix="docent-search")
 
-    def search(self, table: ChunkTable, query: str, options: RetrievalOptions) -> RetrievalResult:
+    def search(self, table: ChunkTable, query: str, options: RetrievalOptions,
+               embedder: Any | None = None) -> RetrievalResult:
+        """Rank `table`'s chunks for `query`; `embedder` is the index's own (default: this stage's)."""
+        embedder = embedder or self.embedder
         mode = check_mode(options.mode)
         if options.fusion not in FUSIONS:
             raise RetrievalModeError(f"unknown fusion {options.fusion!r}; use one of {', '.join(FUSIONS)}")
@@ -72,7 +75,7 @@ class FirstStage:
             # sharing them with LanceDB's full-text threads doubled its time.
             t0 = time.perf_counter()
             focus = focus_question(query) if options.query_focus else None
-            vectors = list(self.embedder.embed([query] + ([focus] if focus else [])))
+            vectors = list(embedder.embed_queries([query] + ([focus] if focus else [])))
             timings["embed_ms"] = (time.perf_counter() - t0) * 1000
         if mode in ("hybrid", "fts_only"):
             fts_future = self.pool.submit(self._fts_leg, table, query, where, options.per_leg,

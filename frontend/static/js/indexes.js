@@ -24,12 +24,20 @@ export async function renderIndexes(container, selectId = selected) {
     el("div", { class: "row wrap" },
       el("label", { class: "field grow" }, el("span", { text: "Name" }), el("input", { name: "name", required: true, maxlength: 120, placeholder: "e.g. Handbooks" })),
       el("label", { class: "field grow" }, el("span", { text: "Description" }), el("input", { name: "description", maxlength: 500, placeholder: "optional" })),
+      // The embedder is chosen once per index (Documentation/indexing.md, "Embedders").
+      el("label", { class: "field" }, el("span", { text: "Documents in" }),
+        el("select", { name: "embedder", id: "index-embedder" },
+          el("option", { value: "", text: "Default" }),
+          el("option", { value: "minilm", text: "English (MiniLM)" }),
+          el("option", { value: "e5-small", text: "Any language (multilingual e5)" }))),
       el("button", { type: "submit", class: "btn primary", text: "Create" })));
   createForm.addEventListener("submit", async (e) => {
     e.preventDefault();
     const data = new FormData(createForm);
     try {
-      const { index_id: id } = await gateway("POST", "/indexes", { name: data.get("name").trim(), description: data.get("description").trim() });
+      const body = { name: data.get("name").trim(), description: data.get("description").trim() };
+      if (data.get("embedder")) body.embedder = data.get("embedder");
+      const { index_id: id } = await gateway("POST", "/indexes", body);
       await renderIndexes(root, id);
     } catch (err) { toast(err.message); }
   });
@@ -75,6 +83,7 @@ function detail(ix) {
         try { await gateway("DELETE", `/indexes/${ix.id}`); selected = null; renderIndexes(root, null); } catch (err) { toast(err.message); }
       } })),
     ix.description ? el("p", { class: "muted", text: ix.description }) : "", // (append(null) would print "null")
+    ix.metadata?.embedder ? el("p", { class: "muted small", id: "index-embedder-name", text: `Embedder: ${ix.metadata.embedder}` }) : "",
     fileInput, drop, uploads, el("div", { class: "row" }, buildBtn), progress,
     el("h3", { text: "Documents" }), docs);
 
@@ -136,7 +145,8 @@ function follow(indexId, jobId, box, docs, buildBtn) {
 // "2 documents, 5 pages · 1 failed": a file that failed is not a searchable document, so it is counted apart.
 function docCount(ix) {
   const documents = ix.documents || [];
-  if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(ix.metadata.chunks || 0)} chunks`;
+  const chunks = ix.metadata?.chunks || 0;
+  if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(chunks)} chunk${chunks === 1 ? "" : "s"}`;
   const failed = documents.filter((d) => d.status === "failed").length;
   const n = documents.length ? documents.length - failed : (ix.document_count ?? 0);
   const pages = ix.page_count || 0;

