@@ -1,6 +1,6 @@
 """Benchmark ``docent_native`` against its pure-Python references.
 
-Why: DESIGN.md §6 requires every native function to show why it is native.
+Why: every native function must show why it is native (Documentation/native.md).
 This CLI times each one at realistic sizes (fusing two 10,000-candidate
 retrieval lists; fingerprinting a ~200 MB corpus of 200 files; checking a
 12-sentence answer against 10 blocks of 300 words, and the fact-level claim

@@ -1,8 +1,8 @@
-"""Type stubs for ``docent_native``, Docent's Rust extension (see DESIGN.md §6).
+"""Type stubs for ``docent_native``, Docent's Rust extension (see Documentation/native.md).
 
 Every function is pure (no global state) and releases the GIL for its heavy
 work. Pure-Python reference implementations with identical results live in
-``eval/native_reference.py``; the property tests hold the two equal.
+``testkit/native_reference.py``; the property tests hold the two equal.
 """
 
 import os
@@ -124,7 +124,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
        ``"Next one."``.
 
     Rules 1-2 take precedence over 3-4. Deterministic; equal to
-    ``eval.native_reference.split_sentences_reference`` for every ``str``
+    ``testkit.native_reference.split_sentences_reference`` for every ``str``
     (character classes are Python's ``str.isspace``/``\\w``/``isupper``/
     ``isalpha``/``lower``, pinned to Unicode 14.0 by ``native/src/word_table.rs``).
     The GIL is released for texts of 4 KiB (UTF-8) or more.
@@ -181,7 +181,7 @@ def validate_citations(
     * ``"valid"``: no unknown, no uncited, no bad quotes, and at least one
       sentence cites something (an empty answer is not valid).
 
-    Equal to ``eval.native_reference.validate_citations_reference``. The GIL is
+    Equal to ``testkit.native_reference.validate_citations_reference``. The GIL is
     released when answer and blocks total 4 KiB (UTF-8) or more.
 
     Raises:
@@ -342,8 +342,8 @@ def select_evidence_sentences(
     """Pick the sentences of ranked ``blocks`` that best match ``query``.
 
     Query terms: maximal runs of ``\\w`` in ``query`` of at least 3 characters,
-    lower-cased per character (``str.lower()``), minus a fixed list of 64
-    English stop words (``eval.native_reference.STOP_WORDS``), de-duplicated.
+    lower-cased per character (``str.lower()``), minus the stop words of
+    ``common.lexicon.STOP_WORDS``, de-duplicated.
     No terms -> ``[]``. Each block is split with ``split_sentences``; a sentence
     with fewer than 4 words (``\\w`` runs) is skipped. Otherwise ``overlap =
     (distinct terms equal to one of its lower-cased words) / (number of terms)``;
@@ -355,7 +355,7 @@ def select_evidence_sentences(
     Returns up to ``max_sentences`` ``(block_index, start, end, score)``, with
     0-based ``block_index``, ``str`` indexes into that block, ordered by score
     descending, then block index, then start. Scores are bit-identical to
-    ``eval.native_reference.select_evidence_sentences_reference``. The GIL is
+    ``testkit.native_reference.select_evidence_sentences_reference``. The GIL is
     released when query and blocks total 4 KiB (UTF-8) or more.
 
     Raises:

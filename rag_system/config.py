@@ -9,7 +9,6 @@ explicit per-request overrides (`Settings.with_overrides`).
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from dotenv import dotenv_values
+
+from common.options import FUSIONS, MODES
 
 
 class ConfigError(ValueError):
@@ -183,7 +184,6 @@ PROFILES: Mapping[str, Mapping[str, Any]] = {
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
-_MODES = ("hybrid", "vector_only", "fts_only")
 _PRECISIONS = ("auto", "fp32", "bf16")
 _EMBEDDERS = ("auto", "minilm", "e5-small")  # rag_system/indexing/embedders.py
 _FTS_LANGUAGES = ("auto", "en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "ru", "id",
@@ -240,8 +240,8 @@ def _validated(settings: Settings) -> Settings:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
     if settings.llm_gpu_layers < -1:
         raise ConfigError(f"LLM_GPU_LAYERS must be -1 (all) or >= 0, got {settings.llm_gpu_layers}")
-    if settings.fusion not in ("meanmax", "score", "rrf"):
-        raise ConfigError(f"FUSION must be meanmax, score or rrf, got {settings.fusion!r}")
+    if settings.fusion not in FUSIONS:
+        raise ConfigError(f"FUSION must be one of {', '.join(FUSIONS)}, got {settings.fusion!r}")
     if settings.fts_weight < 0 or settings.vector_weight < 0:
         raise ConfigError("FTS_WEIGHT and VECTOR_WEIGHT must be >= 0")
     if not 0.0 <= settings.chunk_window_at_topics <= 1.0:
@@ -280,8 +280,8 @@ def _validated(settings: Settings) -> Settings:
     if settings.max_body_bytes <= 0 or settings.sse_heartbeat_s <= 0:
         raise ConfigError("DOCENT_MAX_BODY_BYTES and DOCENT_SSE_HEARTBEAT_S must be > 0")
     _validate_scale(settings)
-    if settings.retrieval_mode not in _MODES:
-        raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(_MODES)}, got {settings.retrieval_mode!r}")
+    if settings.retrieval_mode not in MODES:
+        raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(MODES)}, got {settings.retrieval_mode!r}")
     return settings
 
 
@@ -324,12 +324,3 @@ def load_settings(
             values[f.name] = env[var]
     return Settings().with_overrides(**values)
 
-
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach; both services refuse other binds without a token."""
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -1,13 +1,14 @@
-"""The query pipeline as one readable sequence of typed stages (DESIGN §5).
+"""The query pipeline as one readable sequence of typed stages (Documentation/answering.md).
 
-    query ─► triage ─► memory ─► cache ─► decompose? ─► first stage (retry once if weak)
+    query ─► triage ─► follow-up ─► cache ─► decompose? ─► first stage (retry once if weak)
           ─► rerank/select ─► expand ─► budget ─► synthesize ─► validate ─► repair ─► answer | refuse
 
 Each stage reports itself through `emit(event, data)`: the same events the
 RAG API streams as SSE, so the CLI, `/chat` and `/chat/stream` share one code
 path. The pipeline holds only shared components (engine, backends, the
-session-scoped cache and memory, which are thread-safe); each call gets its
-own frozen `ChatRequest`, so concurrent requests never see each other's options.
+semantic cache, which is thread-safe) and no conversation: each call gets its
+own frozen `ChatRequest` carrying the turns so far, so concurrent requests never
+see each other's options and a follow-up resolves the same on any replica.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from typing import Any
 from rag_system.agent.cache import CacheScope, SemanticCache
 from rag_system.agent.decompose import decompose
 from rag_system.agent.evidence import expand, gather
-from rag_system.agent.memory import ConversationMemory, standalone_query
+from rag_system.agent.followup import standalone_query
 from rag_system.agent.tokens import TokenLedger
-from rag_system.agent.triage import direct_reply, triage
-from rag_system.agent.types import TextGenerator
+from rag_system.agent.triage import GateDecision, direct_reply, gate, triage
+from rag_system.agent.types import TextGenerator, Turn
 from rag_system.config import Settings
 from rag_system.generation.llm import GenerationParams, LLMBackend, Message
 from rag_system.generation.registry import BackendRegistry
@@ -69,6 +70,8 @@ class ChatRequest:
     prune: bool = True  # prompt shows each block's sentences that bear on the question
     task: str = "qa"  # qa | summary | compare | auto (rag_system/tasks)
     documents: tuple[str, ...] = ()  # document names or ids a task is about
+    history: tuple[Turn, ...] = ()  # the conversation before this question, oldest first
+    warnings: tuple[str, ...] = ()  # said with the answer (e.g. the history could not be read)
 
 
 @dataclass
@@ -83,13 +86,15 @@ class ChatResponse:
     sub_queries: list[str] = field(default_factory=list)
     standalone_query: str | None = None
     route: str = "rag"
+    route_reason: str = "document_question"
     cached: bool = False
     inspector: dict[str, Any] | None = None
     document_scope: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = self.answer.to_json()
-        out.update({"query": self.query, "route": self.route, "source_documents": self.source_documents,
+        out.update({"query": self.query, "route": self.route, "route_reason": self.route_reason,
+                    "source_documents": self.source_documents,
                     "evidence_score": None if self.evidence_score is None else round(self.evidence_score, 4),
                     "token_usage": self.token_usage, "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
                     "sub_queries": self.sub_queries, "standalone_query": self.standalone_query,
@@ -106,7 +111,6 @@ class QueryPipeline:
         self.engine = engine
         self.registry = registry
         self.synthesizer = Synthesizer()
-        self.memory = ConversationMemory.from_settings(settings)
         self.cache = SemanticCache.from_settings(settings)
         self.tasks = TaskRunner(engine, registry)
 
@@ -118,8 +122,9 @@ class QueryPipeline:
                                 "answer_top_k": s.reranker_top_k, "max_tokens": s.llm_max_tokens,
                                 "evidence_tokens": s.llm_evidence_tokens, "prune": s.evidence_prune}
         base.update({k: v for k, v in options.items() if k not in _RETRIEVAL_KEYS and v is not None})
-        if "documents" in base:
-            base["documents"] = tuple(base["documents"])
+        for name in ("documents", "history", "warnings"):
+            if name in base:
+                base[name] = tuple(base[name])
         return ChatRequest(query=query, indexes=tuple(indexes), retrieval=retrieval, **base)
 
     def run(self, request: ChatRequest, emit: Emit | None = None,
@@ -132,11 +137,11 @@ class QueryPipeline:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         ledger = TokenLedger()
-        decision = triage(request.query)
-        direct = decision.route == "direct" and not request.force_rag and not request.retrieval.filters
-        emit("analyze", {"query": request.query, "route": "direct" if direct else "rag", "kind": decision.kind,
-                         "indexes": list(request.indexes)})
-        if direct or not request.indexes:
+        decision = gate(request.query, has_index=bool(request.indexes), force_rag=request.force_rag,
+                        has_filters=bool(request.retrieval.filters), task=request.task)
+        emit("analyze", {"query": request.query, "route": decision.route, "reason": decision.reason,
+                         "kind": decision.kind, "indexes": list(request.indexes)})
+        if decision.route == "direct" or not request.indexes:
             return self._direct(request, decision, emit, t0)
         chain = self.registry.chain(request.backend)
         generator = self._generator(chain[0], ledger) if self.settings.agent_llm else None
@@ -189,28 +194,27 @@ class QueryPipeline:
             ledger.add(stage, used["prompt"], used["completion"])
         response = ChatResponse(answer, request.query, _sources(packed), evidence.result.evidence_score,
                                 {**ledger.to_json(), "backend": answer.backend}, timings,
-                                warnings=list(evidence.result.warnings), sub_queries=parts if len(parts) > 1 else [],
+                                warnings=[*request.warnings, *evidence.result.warnings],
+                                sub_queries=parts if len(parts) > 1 else [],
                                 standalone_query=query if query != request.query else None,
-                                document_scope=doc_scope)
+                                route_reason=decision.reason, document_scope=doc_scope)
         response.inspector = answer_trace(parts, evidence.runs, evidence.retried_with, packed,
                                           answer.to_json(), doc_scope)
         emit("inspector", response.inspector)
         payload = response.to_json()
-        if request.session_id:
-            self.memory.add(request.session_id, "user", request.query, standalone=query)
-            self.memory.add(request.session_id, "assistant", answer.answer)
-            if vector is not None and answer.answer_source != "refusal":
-                self.cache.put(request.session_id, scope, vector, query, payload)
+        if request.session_id and vector is not None and answer.answer_source != "refusal":
+            self.cache.put(request.session_id, scope, vector, query, payload)
         emit("complete", payload)
         return response
 
     # -- stages --------------------------------------------------------------
-    def _direct(self, request: ChatRequest, decision: Any, emit: Emit, t0: float) -> ChatResponse:
-        text = direct_reply(decision) if decision.route == "direct" else (
+    def _direct(self, request: ChatRequest, decision: GateDecision, emit: Emit, t0: float) -> ChatResponse:
+        text = direct_reply(triage(request.query)) if decision.kind else (
             "No document index is selected. Create or pick an index, add documents, and ask again.")
         emit("direct_answer", {"answer": text, "kind": decision.kind})
         answer = Answer(text, "direct", [], "none", "")
-        response = ChatResponse(answer, request.query, route="direct",
+        reason = decision.reason if decision.route == "direct" else "no_index"
+        response = ChatResponse(answer, request.query, route="direct", route_reason=reason,
                                 timings_ms={"total_ms": (time.perf_counter() - t0) * 1000},
                                 token_usage=TokenLedger().to_json())
         emit("complete", response.to_json())
@@ -234,15 +238,11 @@ class QueryPipeline:
         return scope
 
     def _standalone(self, request: ChatRequest, generator: TextGenerator | None) -> str:
-        if not request.session_id:
-            return request.query
-        rewrite = standalone_query(request.query, self.memory.history(request.session_id), generator)
-        return rewrite.query
+        turns = list(request.history[-self.settings.memory_turns:]) if self.settings.memory_turns else []
+        return standalone_query(request.query, turns, generator).query if turns else request.query
 
     def _history(self, request: ChatRequest) -> str:
-        if not request.session_id:
-            return ""
-        turns = self.memory.history(request.session_id)[-4:]
+        turns = request.history[-min(4, self.settings.memory_turns):] if self.settings.memory_turns else ()
         return "\n".join(f"{t.role}: {t.text[:300]}" for t in turns)
 
     def _absent(self, query: str, packed: PackedContext, indexes: tuple[str, ...]) -> list[str]:

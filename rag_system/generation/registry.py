@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from common.errors import DomainError
 from rag_system.config import Settings
 from rag_system.generation.backends.llamacpp import LlamaCppBackend
 from rag_system.generation.backends.remote import OllamaBackend, OpenAIBackend
@@ -31,8 +32,10 @@ log = logging.getLogger(__name__)
 AUTO_ORDER = ("ollama", "openai", "llamacpp", "extractive")
 
 
-class UnknownBackendError(ValueError):
+class UnknownBackendError(DomainError, ValueError):
     """A request named a backend that does not exist."""
+
+    status, code = 400, "invalid_option"
 
 
 class ExtractiveBackend(LLMBackend):

@@ -1,6 +1,6 @@
 """Evidence in, checked answer out: synthesize, validate, repair once, else extract or refuse.
 
-The loop (DESIGN §5): refuse up front when the evidence does not mention the
+The loop (Documentation/answering.md): refuse up front when the evidence does not mention the
 question's key terms; otherwise stream an answer from the first backend that
 works (falling through on failure), validate its citations natively, repair
 once (attribution, then one model round with the validator's findings), and

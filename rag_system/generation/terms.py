@@ -11,35 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from common.lexicon import STOP_WORDS, WORD, stem
 from rag_system.indexing.languages import all_function_words
 
-WORD = re.compile(r"\w+")
-
-# Function words plus question scaffolding: words that say *how* something is
-# asked, not *what* about.
-STOP_WORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have having
-he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on
-once only or other our out over own same she should so some such than that the their them then there
-these they this those through to too under until up very was we were what when where which while who
-whom why will with would you your yours
-describe explain tell give list name show please mean means meaning called call say says said
-happen happens kind type way ways there's what's whats use used using uses
-""".split())
 # What a question's key terms skip: also the function words of the other languages documents come in
 # (rag_system/indexing/languages.py), so "Wie ... ich ... ein" in a German question are not key terms that
-# German evidence "lacks" (issue 21). Chunking (cohesion.py) keeps the English list above.
+# German evidence "lacks" (issue 21). Chunking (cohesion.py) keeps the English list (common.lexicon).
 QUESTION_STOP_WORDS = STOP_WORDS | (all_function_words() - {"die", "come", "son"})
-
-
-def stem(word: str) -> str:
-    """A deliberately light suffix stripper: enough to match "assumed" with "assume"."""
-    w = word.lower()
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e"):
-        if len(w) - len(suffix) >= 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
 
 
 def key_terms(text: str) -> list[str]:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from common.errors import DomainError
+
 if TYPE_CHECKING:
     from rag_system.config import Settings
 
@@ -28,8 +30,10 @@ PACKAGED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 SMALL_BATCH = 4  # batches up to this size always run in fp32
 
 
-class EmbedderLoadError(RuntimeError):
+class EmbedderLoadError(DomainError, RuntimeError):
     """The configured embedding model cannot be found or loaded."""
+
+    status, code = 503, "embedder_unavailable"
 
 
 @dataclass(frozen=True)
