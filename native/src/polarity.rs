@@ -319,14 +319,14 @@ mod tests {
                 "Yes, libtasn1 handles the REAL type",
                 "This version doesn't handle the REAL type."
             ),
-            Some((3, false, true, false))
+            Some((2, false, true, false)) // handl, real ("type" is a lexicon stop word)
         );
         assert_eq!(
             compare(
                 "The endpoint MUST NOT send it",
                 "An endpoint MUST NOT send a PING frame."
             ),
-            Some((3, true, true, true))
+            Some((2, true, true, true))
         );
         // Negating different shared stems is a disagreement; sharing one is not.
         assert_eq!(
@@ -341,7 +341,7 @@ mod tests {
                 "It must not send frames",
                 "It must not send, in this state, frames"
             ),
-            Some((3, true, true, true))
+            Some((2, true, true, true))
         );
         // A stem negated in one place and not in another is not negated.
         assert_eq!(
@@ -349,7 +349,7 @@ mod tests {
                 "It uses the default chunk_size",
                 "It uses the default chunk_size because X sets no chunk_size"
             ),
-            Some((3, false, false, true))
+            Some((2, false, false, true))
         );
         // Conditional sentences are not compared; weak matches are not either.
         assert_eq!(
@@ -365,7 +365,7 @@ mod tests {
         let a = answer_stance(&t, &[(0, 8)]);
         let mut keys: Vec<_> = a.stems.keys().cloned().collect();
         keys.sort();
-        assert_eq!(keys, ["handl", "real", "typ"]);
+        assert_eq!(keys, ["handl", "real"]); // "type" is a stop word of the common lexicon
         assert!(a.stems["handl"] && !a.conditional);
     }
 }
