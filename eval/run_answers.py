@@ -128,11 +128,19 @@ def answer_row(pipeline: Any, index: str, row: AnswerRow, corpus: Corpus, backen
                         polarity=row.polarity, value=row.value)
     return {"id": row.id, "corpus": corpus.name, "kind": row.kind, "query": row.query, "answer": payload["answer"],
             "refusal_reason": payload.get("refusal_reason"),
+            # what the first draft failed on, when the checks replaced it (why a model answer became a quote)
+            "first_validation": _findings(payload.get("first_validation")),
             "answer_source": payload["answer_source"], "backend": payload["backend"], **verdict, **trust,
             "citations": [{k: c[k] for k in ("n", "document_name", "page_start", "page_end")}
                           for c in payload["citations"]],
             "first_token_ms": round(((first[0] if first else time.perf_counter()) - t0) * 1000, 1),
             "total_ms": round(total, 1), "token_usage": payload["token_usage"]["total"]}
+
+
+def _findings(report: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not report:
+        return None
+    return {k: v for k, v in report.items() if k != "sentences" and v not in (None, [], {}, 0)}
 
 
 def evaluate(jobs: list[Job], settings: Any, args: argparse.Namespace, rows_from: str) -> dict[str, Any]:

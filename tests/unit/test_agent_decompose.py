@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from rag_system.agent.decompose import MAX_PARTS, Decomposition, decompose, validate_parts
+from tests.unit.scripted import Scripted
 
 #: (query, expected parts; [] means "not split")
 TABLE: list[tuple[str, list[str]]] = [
@@ -102,18 +103,6 @@ def test_max_parts_one_turns_it_off() -> None:
 def test_two_parts_cap_joins_the_rest() -> None:
     result = decompose("What is X1? What is Y1? What is Z1?", max_parts=2)
     assert result.parts == ["What is X1?", "What is Y1? What is Z1?"]
-
-
-class Scripted:
-    """Stands in for an external LLM: returns a fixed text and records prompts."""
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def __call__(self, prompt: str, *, max_tokens: int) -> str:
-        self.prompts.append(prompt)
-        return self.reply
 
 
 class Broken:

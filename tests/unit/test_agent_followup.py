@@ -12,6 +12,7 @@ import pytest
 
 from rag_system.agent.followup import Rewrite, accept_rewrite, standalone_query
 from rag_system.agent.types import Turn
+from tests.unit.scripted import Scripted
 
 LIST_ANSWER = ("The transport parameters are:\n1. **max_idle_timeout**: the idle timeout [1]\n"
                "2. ack_delay_exponent - scales the ACK Delay field [2]\n3. max_ack_delay")
@@ -99,18 +100,6 @@ def test_resolves_against_the_latest_user_turn_and_its_standalone_form() -> None
     history = [Turn("user", "What is TCP?"), Turn("assistant", "..."),
                Turn("user", "what about QUIC?", standalone="What is QUIC?"), Turn("assistant", "...")]
     assert standalone_query("How does it handle loss?", history).query == "How does QUIC handle loss?"
-
-
-class Scripted:
-    """Stands in for an external LLM: a fixed reply, prompts recorded."""
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def __call__(self, prompt: str, *, max_tokens: int) -> str:
-        self.prompts.append(prompt)
-        return self.reply
 
 
 HISTORY = [Turn("user", "What is the retransmission timeout in QUIC?"), Turn("assistant", "It is ...")]

@@ -14,6 +14,7 @@ import pytest
 
 from rag_system.agent.reformulate import accept_reformulation, feedback_terms, pick_better, reformulate
 from rag_system.agent.tokens import TokenLedger
+from tests.unit.scripted import Scripted
 
 TOP = [
     "The ack_delay_exponent transport parameter scales the ACK Delay field; the default exponent is 3.",
@@ -46,16 +47,6 @@ def test_feedback_ignores_passages_sharing_no_query_word() -> None:
 def test_feedback_from_one_passage_needs_repetition() -> None:
     assert feedback_terms(["lease"], ["The lease renews. Renewal notice: lease renewal requires notice."]) == \
         ["renewal", "notice"]
-
-
-class Scripted:
-    """Stands in for an external LLM."""
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-
-    def __call__(self, prompt: str, *, max_tokens: int) -> str:
-        return self.reply
 
 
 def test_llm_reformulation_used_when_on_topic() -> None:
