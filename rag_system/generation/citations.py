@@ -157,16 +157,27 @@ def located_text(block: EvidenceBlock) -> str:
 
 
 def _unasked(sentence: str, asked: set[str], cited: list[EvidenceBlock]) -> list[str]:
-    """Words of `sentence` whose stems the question asks about and no cited block (or its location) has."""
+    """The question's ask words a sentence restates when most of them are missing from its blocks.
+
+    "The annual salary of James Mitchell is $415,550 [1]", cited to a
+    signature block: both of "annual", "salary" are missing -> flagged. A
+    sentence that echoes the question's scaffolding ("the peer is *supposed*
+    to assume a default value of 3 [1]") while its block holds the rest of
+    what it restates (peer, assume, value) is not: on the rfc gold set that
+    one word sent right model answers to the repair round and then to a
+    quote. So: flagged when more than half of the restated ask stems are
+    absent from every cited block (and its document name and section).
+    """
     if not asked:
         return []
     present = term_set(located_text(b) for b in cited)
-    out: dict[str, None] = {}
+    restated: dict[str, str] = {}
     for word in WORD.findall(sentence):
         key = stem(word.lower())
-        if key in asked and key not in present:
-            out.setdefault(word.lower(), None)
-    return list(out)
+        if key in asked:
+            restated.setdefault(key, word.lower())
+    missing = [word for key, word in restated.items() if key not in present]
+    return missing if 2 * len(missing) > len(restated) else []
 
 
 def attribute(answer: str, blocks: list[EvidenceBlock], validation: Validation) -> tuple[str, int]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from rag_system.generation.citations import check
 from rag_system.generation.llm import (
     BackendStatus,
     Completion,
@@ -320,3 +321,21 @@ def test_a_label_copied_without_its_number_is_taken_off_the_start_of_a_line():
     backend = Scripted(f"{where} A default value of 3 is assumed for the exponent [1].")
     answer, _ = run(backend)
     assert answer.answer_source == "llm" and answer.answer.startswith("A default value of 3")
+
+
+SIGNATURES = block(3, "IN WITNESS WHEREOF, the parties have executed this Agreement. TechCorp Inc. By: James "
+                      "Mitchell, Chief Executive Officer.", name="acquisition.pdf", page=9)
+
+
+def test_an_ask_the_cited_block_lacks_fails_the_check():
+    answer = "The annual salary of TechCorp's CEO James Mitchell is stated in the agreement [3]."
+    report = check(answer, [SIGNATURES], question="What is the annual salary of TechCorp's CEO James Mitchell?")
+    assert not report.valid and report.unasked == [{"sentence": 0, "words": ["annual", "salary"], "cited": [3]}]
+
+
+def test_one_echoed_word_of_the_question_is_not_an_unsupported_ask():
+    question = ("If a QUIC endpoint never sends the ack_delay_exponent transport parameter, what value is "
+                "its peer supposed to assume?")
+    answer = "If the value is absent, the peer is supposed to assume a default value of 3 [1]."  # 2 of 4 missing
+    report = check(answer, BLOCKS, question=question)
+    assert report.unasked == [] and report.valid
