@@ -289,8 +289,10 @@ def check_claims(
     ``twice``, ``single``, ``double``, ``triple``, ``first``...``eighth``; a
     tens word + ``-``/whitespace + ``one``...``nine`` as their sum; either
     followed by a sure scale word, scaled). A date when the block has it (a
-    full date also counts as its ``(y, m)``). Code, quotes and identifiers
-    when their search text is a substring of the block's. A name when its fold
+    full date also counts as its ``(y, m)``). Code and quotes when their
+    search text is a substring of the block's; identifiers when it occurs
+    with no letter or digit just before or after it (``0x3876..ccbb`` is not in
+    ``0x3876..ccbb7f0a``). A name when its fold
     occurs in the block's search text where no letter or digit precedes it
     (``_`` separates: ``Northwind`` is in ``northwind_leave_policy.pdf``).
     Search text: soft hyphens (U+00AD) removed; a ``-`` after a letter,

@@ -33,6 +33,16 @@ def _at_word_start(hay: str, needle: str) -> bool:
     return False
 
 
+def _whole_token(hay: str, needle: str) -> bool:
+    at = hay.find(needle) if needle else -1
+    while at != -1:
+        end = at + len(needle)
+        if not (at > 0 and hay[at - 1].isalnum()) and not (end < len(hay) and hay[end].isalnum()):
+            return True
+        at = hay.find(needle, at + 1)
+    return False
+
+
 class _Block:
     def __init__(self, text: str) -> None:
         chars = list(text)
@@ -52,6 +62,8 @@ class _Block:
             return value in self.dates
         if kind == "text":
             return value in self.search
+        if kind == "token":
+            return _whole_token(self.search, value)
         return _at_word_start(self.search, value)
 
 

@@ -191,7 +191,7 @@ def sentence_facts(t: str, min_quote_chars: int) -> list[tuple[str, int, int, tu
                 w_text[s] == "." and s + 1 < len(w_text) and is_word(w_text[s + 1])))
             if glued:
                 end = _token_end(w_text, s, False)
-                facts.append(("identifier", i, end, ("text", search_text(t[i:end]))))
+                facts.append(("identifier", i, end, ("token", search_text(t[i:end]))))
             else:
                 values, end = numeral_values(w_text, numeral, s)
                 start = i - 1 if i > 0 and w_text[i - 1] in _CURRENCY else i
@@ -200,7 +200,7 @@ def sentence_facts(t: str, min_quote_chars: int) -> list[tuple[str, int, int, tu
             continue
         end = _token_end(w_text, i, True)
         if _is_identifier(w_text[i:end]):
-            facts.append(("identifier", i, end, ("text", search_text(t[i:end]))))
+            facts.append(("identifier", i, end, ("token", search_text(t[i:end]))))
             i = end
             continue
         r = word_end(w_text, i)

@@ -111,8 +111,32 @@ impl BlockIndex {
             Key::Date(date) => self.dates.contains(date),
             Key::Text(needle) => self.search.contains(needle.as_str()),
             Key::Name(needle) => at_word_start(&self.search, needle),
+            Key::Token(needle) => whole_token(&self.search, needle),
         }
     }
+}
+
+/// Whether `needle` occurs in `hay` with no letter or digit just before or
+/// just after it (overlapping occurrences included).
+fn whole_token(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let mut from = 0;
+    while let Some(offset) = hay[from..].find(needle) {
+        let at = from + offset;
+        let end = at + needle.len();
+        let before = hay[..at]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric);
+        let after = hay[end..].chars().next().is_some_and(char::is_alphanumeric);
+        if !before && !after {
+            return true;
+        }
+        from = at + hay[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
 }
 
 /// Whether `needle` occurs in `hay` where no letter or digit precedes it

@@ -185,3 +185,27 @@ fn hyphenation_and_soft_hyphens_are_joined() {
         ]
     );
 }
+
+#[test]
+fn an_identifier_is_found_whole_not_inside_a_longer_one() {
+    // A model copied QUIC v1's salt one byte short (rfc gold row q18): not in the block.
+    let block = "initial_salt = 0x38762cf7f55934b34d179ae6a4c80cadccbb7f0a";
+    let short = facts(
+        "The salt is 0x38762cf7f55934b34d179ae6a4c80cadccbb [1].",
+        &[block],
+    );
+    assert!(short.contains(&(
+        Kind::Identifier,
+        "0x38762cf7f55934b34d179ae6a4c80cadccbb".into(),
+        false
+    )));
+    let whole = facts(
+        "The salt is 0x38762cf7f55934b34d179ae6a4c80cadccbb7f0a [1].",
+        &[block],
+    );
+    assert!(whole.iter().all(|f| f.2), "{whole:?}");
+    // Punctuation and underscores around it are not part of another token.
+    assert!(facts("It sets initial_salt [1].", &["(initial_salt)."])
+        .iter()
+        .all(|f| f.2));
+}

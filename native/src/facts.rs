@@ -100,6 +100,10 @@ pub enum Key {
     Text(String),
     /// A case-folded word at a word start of the block's search text.
     Name(String),
+    /// A whole token of the block's search text (no letter or digit on either
+    /// side): an identifier, so a truncated hash or version ("0x3876…ccbb",
+    /// "v2") is not found inside a longer one ("0x3876…ccbb7f0a", "v2.1").
+    Token(String),
 }
 
 /// One fact; offsets index the sentence's characters.
@@ -246,7 +250,7 @@ fn identifier(t: &[char], start: usize, end: usize) -> Fact {
         kind: Kind::Identifier,
         start,
         end,
-        key: text_key(&t[start..end]),
+        key: Key::Token(search_text(&t[start..end])),
     }
 }
 
