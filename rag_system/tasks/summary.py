@@ -64,7 +64,8 @@ def summarise(document: DocumentRef, blocks: list[EvidenceBlock], chain: list[LL
             parts.append(from_pick(prof.key, prof.title, extracted[prof.key], blocks, document.document_id,
                                    note=f"model text replaced: {note}" if note else None))
         emit("task_part", {"task": "summary", "key": prof.key, "source": parts[-1].source,
-                           "valid": parts[-1].validation["valid"] if parts[-1].validation else None})
+                           "valid": parts[-1].validation["valid"] if parts[-1].validation else None,
+                           "markdown": render(document, parts)})  # the summary so far, shown as it grows
     usage: dict[str, dict[str, int]] = {}
     add_usage(usage, "summary", run.notes)
     extra = {"map_reduce": {"windows": run.notes.groups, "calls": run.notes.calls}} if run.notes else {}

@@ -59,8 +59,17 @@ def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
 
     page.select_option("#task-picker", "compare")
     page.fill("#question", "lease 2023 and lease 2024")
+    # Every table the answer card shows, in order: the comparison streams a column per document.
+    page.evaluate("""() => { window.tableColumns = []; new MutationObserver(records => {
+        for (const r of records) for (const n of r.addedNodes) {
+          if (n.nodeType !== 1) continue;
+          for (const t of n.matches("table") ? [n] : n.querySelectorAll("table"))
+            window.tableColumns.push(t.querySelectorAll("th").length);
+        } }).observe(document.body, { childList: true, subtree: true }); }""")
     page.keyboard.press("Enter")
     page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)
+    columns = page.evaluate("window.tableColumns")
+    assert columns[:2] == [2, 3], columns  # lease-2023 alone first, then both (later tables: the inspector)
     answer = page.locator(".msg.assistant").last
     headers = answer.locator(".answer table th").all_inner_texts()
     assert headers == ["Dimension", "lease-2023.md", "lease-2024.md"], headers

@@ -106,6 +106,11 @@ def test_stream_runs_a_task(api):
     names = [e for e, _ in events]
     assert names[:2] == ["analyze", "task_resolved"] and names[-2:] == ["inspector", "complete"]
     assert events[-1][1]["task"] == "compare" and events[-1][1]["inspector"]["kind"] == "compare"
+    # The table streams a column per document: each part's table so far, the last one the answer.
+    tables = [data["markdown"] for name, data in events if name == "task_part"]
+    assert len(tables) == 2 and tables[0] != tables[1]
+    assert tables[0].splitlines()[2].count("|") == 3 and tables[1].splitlines()[2].count("|") == 4
+    assert tables[-1] == events[-1][1]["answer"]
 
 
 @pytest.mark.parametrize("body, code", [

@@ -245,7 +245,11 @@ export async function ask(text, existing = null) {
           break;
         case "citations": activate(shell, "checking"); break;
         case "answer_repaired": case "answer_replaced": activate(shell, "checking"); streamed = data.answer || streamed; paint(); break;
-        case "direct_answer": case "cache_hit": case "task_part": activate(shell, "writing"); break;
+        case "direct_answer": case "cache_hit": activate(shell, "writing"); break;
+        case "task_part": // a task's answer so far (a summary's sections, a comparison's columns)
+          activate(shell, "writing");
+          if (typeof data.markdown === "string") { shell.note.textContent = ""; streamed = data.markdown; paint(); }
+          break;
         case "complete":
           completed = true;
           if (frame) cancelAnimationFrame(frame);
