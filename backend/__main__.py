@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from backend.config import GatewayConfigError, load_gateway_config
+from common import logs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,8 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GatewayConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
-    logging.basicConfig(level=getattr(logging, config.log_level, logging.INFO), stream=sys.stderr,
-                        format="%(message)s")
+    logs.configure(getattr(logging, config.log_level, logging.INFO))
     host = args.host or config.host
     port = config.port if args.port is None else args.port
     try:
@@ -50,8 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _stop)
-    logging.getLogger("backend").info('{"event": "listening", "host": "%s", "port": %d, "rag_api": "%s"}',
-                                      host, server.server_address[1], config.rag_api_url)
+    logging.getLogger("backend").info("gateway listening", extra={
+        "host": host, "port": server.server_address[1], "rag_api": config.rag_api_url})
     try:
         server.serve_forever(poll_interval=0.25)
     except KeyboardInterrupt:

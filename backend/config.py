@@ -1,7 +1,7 @@
 """Gateway settings, read once from the environment (and `.env`) at start-up.
 
 Only what the gateway alone reads lives here; the shared data layout
-(`DOCENT_DATA_DIR`) follows `rag_system.config`. Every variable is listed in
+(`DOCENT_DATA_DIR`) follows the RAG API's (Documentation/configuration.md). Every variable is listed in
 `ENV_VARS` and documented in `Documentation/configuration.md`.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from rag_system.config import is_loopback
+from common.net import bind_refusal
 
 #: Every environment variable this module reads (checked against the docs by a unit test).
 ENV_VARS = ("DOCENT_DATA_DIR", "DB_PATH", "GATEWAY_HOST", "GATEWAY_PORT", "DOCENT_API_TOKEN",
@@ -59,10 +59,10 @@ class GatewayConfig:
         return self.data_dir / "cache" / "pages"
 
     def check_bind(self, host: str) -> None:
-        """Refuse a non-loopback bind without a token (DESIGN §1)."""
-        if not self.api_token and not is_loopback(host):
-            raise GatewayConfigError(
-                f"refusing to listen on {host} without DOCENT_API_TOKEN: set a token or bind 127.0.0.1")
+        """Refuse a non-loopback bind without a token (`common.net.bind_refusal`)."""
+        refusal = bind_refusal(host, self.api_token)
+        if refusal:
+            raise GatewayConfigError(refusal)
 
 
 def _number(env: Mapping[str, str], name: str, default: float, kind: type = float) -> float:

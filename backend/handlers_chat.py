@@ -1,10 +1,13 @@
-"""Chat: `POST /sessions/<id>/messages` (gate, then the RAG API) and the internal turn save.
+"""Chat: `POST /sessions/<id>/messages` (through the RAG API) and the internal turn save.
 
 A turn is one question and its answer, identified by `turn_id`. The question
 is stored before the RAG API is called, so it is in the history even if the
-RAG API is down; the answer is stored from the `/chat` response *or* from the
-RAG API's own save (`POST /sessions/<id>/messages/save`), whichever comes
-first — the other is a no-op, so a turn is never stored twice.
+RAG API is down; the RAG API gets the conversation so far with the question
+and decides, once, whether it searches or answers directly (its `route` and
+`route_reason` are stored with the answer). The answer is stored from the
+`/chat` response *or* from the RAG API's own save
+(`POST /sessions/<id>/messages/save`), whichever comes first — the other is a
+no-op, so a turn is never stored twice.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import uuid
 from typing import Any
 
 from backend.app import App
-from backend.gate import decide
+from backend.history import conversation
 from backend.options import normalize_options
-from backend.store import TurnConflictError
-from backend.web import ApiError, Request, Response, not_found
+from backend.web import Request, not_found
+from common.errors import ApiError
+from common.http import Response
 
 MAX_MESSAGE_CHARS = 20_000
 _TURN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -26,7 +30,7 @@ _STORED_NAME_RE = re.compile(r"^([0-9a-f]{64})_(.+)$")
 #: Fields of the RAG API's answer kept in the assistant message's metadata.
 _ANSWER_META = ("answer_source", "citations", "source_documents", "token_usage", "timings_ms", "route", "backend",
                 "model", "validation", "confidence", "refusal_reason", "sub_queries", "warnings", "cached",
-                "evidence_score", "standalone_query", "steps")
+                "evidence_score", "standalone_query", "steps", "route_reason")
 
 
 def _turn_id(data: dict[str, Any], *, required: bool) -> str:
@@ -70,38 +74,38 @@ def post_message(app: App, req: Request) -> Response:
     options = normalize_options(data)
     turn_id = _turn_id(data, required=False)
     index_ids = app.store.session_index_ids(sid)
-    decision = decide(message, index_ids=index_ids, options=options)
-    app.metrics.chat_routed(decision.route)
-    try:
-        user = app.store.add_user_message(sid, turn_id, message, {"options": options, "gate": decision.reason})
-    except TurnConflictError as exc:
-        raise ApiError(409, "turn_conflict", str(exc)) from exc
+    history = conversation(app.store, sid, exclude_turn=turn_id)
+    user = app.store.add_user_message(sid, turn_id, message, {"options": options})
     done = app.store.get_turn(turn_id).get("assistant")
     if done is not None:  # a retried request for a turn that is already answered: answer it again, once
-        return _reply(app, sid, turn_id, done["content"], done["metadata"], decision, user, done,
+        return _reply(app, sid, turn_id, done["content"], done["metadata"], user, done,
                       {k: done["metadata"].get(k) for k in _ANSWER_META if k in done["metadata"]})
     payload: dict[str, Any] = {**options, "query": message, "session_id": sid, "turn_id": turn_id,
-                               "indexes": index_ids if decision.route == "rag" else []}
+                               "indexes": index_ids, "conversation_history": history}
     result = display_names(app.rag.chat(payload, req.request_id))
     answer = result.get("answer")
     if not isinstance(answer, str):
         raise ApiError(502, "rag_api_error", "the RAG API's /chat response has no answer")
     meta = {k: result[k] for k in _ANSWER_META if k in result}
-    meta.update(status="complete", gate=decision.reason, indexes=payload["indexes"])
-    try:
-        _, (user, bot) = app.store.save_turn(sid, turn_id, message, answer, meta)
-    except TurnConflictError as exc:
-        raise ApiError(409, "turn_conflict", str(exc)) from exc
-    return _reply(app, sid, turn_id, answer, meta, decision, user, bot, result)
+    meta.update(status="complete", gate=result.get("route_reason"), indexes=index_ids)
+    app.metrics.chat_routed(_gate_route(meta))
+    _, (user, bot) = app.store.save_turn(sid, turn_id, message, answer, meta)
+    return _reply(app, sid, turn_id, answer, meta, user, bot, result)
 
 
-def _reply(app: App, sid: str, turn_id: str, answer: str, meta: dict[str, Any], decision: Any,
-           user: dict[str, Any], bot: dict[str, Any], result: dict[str, Any]) -> Response:
+def _gate_route(meta: dict[str, Any]) -> str:
+    """`direct` when the RAG API answered without searching, else `rag` (a task searches too)."""
+    return "direct" if meta.get("route") == "direct" else "rag"
+
+
+def _reply(app: App, sid: str, turn_id: str, answer: str, meta: dict[str, Any], user: dict[str, Any],
+           bot: dict[str, Any], result: dict[str, Any]) -> Response:
+    route = _gate_route(meta)
     return Response.json({
         "response": answer, "session": app.store.get_session(sid), "turn_id": turn_id,
         "source_documents": meta.get("source_documents", []), "citations": meta.get("citations", []),
-        "answer_source": meta.get("answer_source"), "used_rag": decision.route == "rag",
-        "route": meta.get("route", decision.route), "gate": {"route": decision.route, "reason": decision.reason},
+        "answer_source": meta.get("answer_source"), "used_rag": route == "rag",
+        "route": meta.get("route", route), "gate": {"route": route, "reason": meta.get("gate")},
         "user_message_id": user["id"], "ai_message_id": bot["id"], "message": bot, "result": result})
 
 
@@ -131,10 +135,7 @@ def save_turn(app: App, req: Request) -> Response:
     meta = {k: v for k, v in display_names(data).items() if k in _ANSWER_META and v is not None}
     meta.update(status=status, error=error, saved_by="rag_api")
     content = answer or _placeholder(status, error)
-    try:
-        created, (user, bot) = app.store.save_turn(sid, turn_id, question, content, meta)
-    except TurnConflictError as exc:
-        raise ApiError(409, "turn_conflict", str(exc)) from exc
+    created, (user, bot) = app.store.save_turn(sid, turn_id, question, content, meta)
     return Response.json({"saved": created, "duplicate": not created, "turn_id": turn_id,
                           "user_message_id": user["id"], "ai_message_id": bot["id"]}, 201 if created else 200)
 

@@ -16,7 +16,9 @@ from urllib.parse import quote
 from backend.app import App
 from backend.pages import DEFAULT_DPI
 from backend.uploads import is_within
-from backend.web import ApiError, Request, Response, not_found
+from backend.web import Request, not_found
+from common.errors import ApiError
+from common.http import Response
 
 _CHUNK = 256 * 1024
 _INLINE = {".pdf": "application/pdf", ".txt": "text/plain; charset=utf-8", ".md": "text/plain; charset=utf-8"}

@@ -7,17 +7,12 @@ from typing import Any
 
 from backend.app import App
 from backend.index_discovery import adopt_external_indexes
-from backend.uploads import save_uploads
-from backend.web import ApiError, Request, Response, not_found, optional_str, require_str
+from backend.library import index_or_404, remove_files, start_build, store_uploads
+from backend.web import Request, not_found, optional_str, require_str
+from common.errors import ApiError
+from common.http import Response
 
 TERMINAL_JOB_STATES = {"done": "ready", "failed": "failed", "cancelled": "cancelled"}
-
-
-def _index(app: App, index_id: str) -> dict[str, Any]:
-    index = app.store.get_index(index_id)
-    if index is None:
-        raise not_found("index", index_id)
-    return index
 
 
 def list_indexes(app: App, req: Request) -> Response:
@@ -43,12 +38,12 @@ def create_index(app: App, req: Request) -> Response:
 
 def get_index(app: App, req: Request) -> Response:
     """The index object itself (as localGPT returned it), its build state refreshed when a build is running."""
-    index = _index(app, req.params["index_id"])
+    index = index_or_404(app, req.params["index_id"])
     meta = index["metadata"]
     if meta.get("status") == "building" and meta.get("last_job_id"):
         try:
             _refresh_job(app, index, app.rag.job(meta["last_job_id"], req.request_id))
-            index = _index(app, index["id"])
+            index = index_or_404(app, index["id"])
         except ApiError:
             pass  # the RAG API is down or forgot the job: report what we know
     return Response.json(index)
@@ -56,9 +51,7 @@ def get_index(app: App, req: Request) -> Response:
 
 def delete_index(app: App, req: Request) -> Response:
     """Delete the table (through the RAG API) first, then the rows, then the uploaded files."""
-    from backend.handlers_sessions import remove_files
-
-    index = _index(app, req.params["index_id"])
+    index = index_or_404(app, req.params["index_id"])
     table_deleted = app.rag.delete_index(index["id"], req.request_id)
     paths = app.store.delete_index(index["id"]) or []
     removed = remove_files(app, paths)
@@ -67,13 +60,13 @@ def delete_index(app: App, req: Request) -> Response:
 
 
 def upload(app: App, req: Request) -> Response:
-    index = _index(app, req.params["index_id"])
+    index = index_or_404(app, req.params["index_id"])
     saved = store_uploads(app, req, index_id=index["id"])
     return Response.json({"message": f"Uploaded {len(saved)} files", "uploaded_files": saved})
 
 
 def build(app: App, req: Request) -> Response:
-    index = _index(app, req.params["index_id"])
+    index = index_or_404(app, req.params["index_id"])
     options = req.json(required=False)
     result = start_build(app, index["id"], options, req.request_id)
     return Response.json({**result, "index_id": index["id"], "status": "building",
@@ -82,7 +75,7 @@ def build(app: App, req: Request) -> Response:
 
 def job(app: App, req: Request) -> Response:
     """Build progress, proxied from the RAG API; a finished job updates the index and its documents."""
-    index = _index(app, req.params["index_id"])
+    index = index_or_404(app, req.params["index_id"])
     job_id = req.params["job_id"]
     known = app.store.get_job(job_id)
     if known is None or known["index_id"] != index["id"]:
@@ -90,45 +83,6 @@ def job(app: App, req: Request) -> Response:
     data = app.rag.job(job_id, req.request_id)
     _refresh_job(app, index, data)
     return Response.json({**data, "index_id": index["id"]})
-
-
-# -- shared with the session routes -------------------------------------------
-def store_uploads(app: App, req: Request, *, index_id: str | None = None,
-                  session_id: str | None = None) -> list[dict[str, Any]]:
-    owner = index_id or session_id
-    assert owner is not None
-    stored = save_uploads(req.rfile, req.headers.get("Content-Type"), req.content_length,
-                          app.config.uploads_dir, owner, app.config.max_upload_bytes)
-    out: list[dict[str, Any]] = []
-    for item in stored:
-        doc = app.store.add_document(filename=item.filename, stored_path=item.stored_path, sha256=item.sha256,
-                                     size=item.size, index_id=index_id, session_id=session_id)
-        app.metrics.uploaded(item.size)
-        out.append({"filename": item.filename, "stored_path": item.stored_path, "document_id": doc["id"],
-                    "sha256": item.sha256, "size": item.size})
-    return out
-
-
-def start_build(app: App, index_id: str, options: dict[str, Any], request_id: str) -> dict[str, Any]:
-    """Ask the RAG API to (incrementally) index every uploaded file of the index; returns its job."""
-    index = _index(app, index_id)
-    paths = [d["stored_path"] for d in index["documents"]]
-    if not paths:
-        raise ApiError(400, "no_documents", "the index has no documents: upload files first")
-    embedder = (options or {}).get("embedder") or index["metadata"].get("embedder")
-    if embedder is not None and not isinstance(embedder, str):
-        raise ApiError(400, "invalid_field", "'embedder' must be a string")
-    result = app.rag.start_index(index_id, paths, request_id, embedder or None)
-    job_id = result.get("job_id")
-    if not isinstance(job_id, str) or not job_id:
-        raise ApiError(502, "rag_api_error", "the RAG API accepted the build but returned no job id")
-    app.store.add_job(job_id, index_id, "queued")
-    updates: dict[str, Any] = {"status": "building", "last_job_id": job_id}
-    if options:
-        updates["build_options"] = options
-    app.store.update_index_metadata(index_id, updates)
-    app.store.set_documents_status(index_id, "indexing")
-    return result
 
 
 def _refresh_job(app: App, index: dict[str, Any], data: dict[str, Any]) -> None:

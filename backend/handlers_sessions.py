@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 from backend.app import App
-from backend.handlers_indexes import start_build, store_uploads
+from backend.history import DEFAULT_MESSAGES, MAX_MESSAGES, conversation
+from backend.library import remove_files, start_build, store_uploads
 from backend.store import DEFAULT_TITLE
-from backend.uploads import is_within
-from backend.web import Request, Response, not_found, optional_str, require_str
+from backend.web import Request, not_found, optional_str, require_str
+from common.errors import ApiError
+from common.http import Response
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,17 @@ def create_session(app: App, req: Request) -> Response:
 def get_session(app: App, req: Request) -> Response:
     session = _session(app, req.params["session_id"])
     return Response.json({"session": session, "messages": app.store.get_messages(session["id"])})
+
+
+def session_history(app: App, req: Request) -> Response:
+    """The last messages (`limit`, default 6) without `exclude_turn`: what the RAG API resolves a follow-up with."""
+    session = _session(app, req.params["session_id"])
+    raw = req.query_value("limit")
+    if raw is not None and not (raw.isdigit() and 1 <= int(raw) <= MAX_MESSAGES):
+        raise ApiError(400, "invalid_field", f"'limit' must be an integer from 1 to {MAX_MESSAGES}")
+    limit = int(raw) if raw is not None else DEFAULT_MESSAGES
+    history = conversation(app.store, session["id"], limit, req.query_value("exclude_turn"))
+    return Response.json({"session_id": session["id"], "history": history})
 
 
 def delete_session(app: App, req: Request) -> Response:
@@ -116,28 +128,3 @@ def unlink_index(app: App, req: Request) -> Response:
     removed = app.store.unlink(sid, iid)
     return Response.json({"message": "Index unlinked from session" if removed else "Index was not linked",
                           "session_id": sid, "index_id": iid, "linked": False, "unlinked": removed})
-
-
-def remove_files(app: App, paths: list[str]) -> int:
-    """Delete stored uploads, never anything outside the upload root; empty owner folders go too."""
-    root = app.config.uploads_dir
-    removed = 0
-    folders: set[Path] = set()
-    for raw in paths:
-        path = Path(raw)
-        if not is_within(path, root):
-            log.warning("not deleting %s: outside the upload folder", path)
-            continue
-        try:
-            path.unlink()
-            removed += 1
-        except FileNotFoundError:
-            pass
-        folders.add(path.parent)
-    for folder in folders:
-        try:
-            if folder.resolve() != root.resolve():
-                folder.rmdir()
-        except OSError:
-            pass  # not empty: other documents still live there
-    return removed

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from backend.app import App
-from backend.web import ApiError, Request, Response
+from backend.web import Request
+from common.errors import ApiError
+from common.http import Response
 
 
 def health(app: App, req: Request) -> Response:

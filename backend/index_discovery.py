@@ -15,7 +15,7 @@ import logging
 import sqlite3
 
 from backend.app import App
-from backend.web import ApiError
+from common.errors import ApiError
 
 log = logging.getLogger(__name__)
 

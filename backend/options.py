@@ -6,10 +6,10 @@ client did not send, so a client that says nothing gets the server's settings.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from backend.web import ApiError
+from common.errors import ApiError
+from common.options import MODES, snake_case
 
 #: Option name (snake_case, as the RAG API's /chat takes it) -> accepted JSON types.
 CHAT_OPTIONS: dict[str, tuple[type, ...]] = {
@@ -33,14 +33,6 @@ CHAT_OPTIONS: dict[str, tuple[type, ...]] = {
 #: localGPT spellings that mean the same option.
 ALIASES = {"search_type": "retrieval_mode"}
 
-_MODES = ("hybrid", "vector_only", "fts_only")
-
-
-def snake_case(name: str) -> str:
-    """`retrievalK` -> `retrieval_k`, `forceRag` -> `force_rag`; snake_case stays as it is."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-
-
 def normalize_options(body: dict[str, Any]) -> dict[str, Any]:
     """The chat options present in `body`, keyed in snake_case, type-checked.
 
@@ -62,8 +54,8 @@ def normalize_options(body: dict[str, Any]) -> dict[str, Any]:
             raise ApiError(400, "conflicting_option",
                            f"option {name} was given twice with different values ({source[name]!r} and {key!r})")
         out[name], source[name] = value, key
-    if "retrieval_mode" in out and out["retrieval_mode"] not in _MODES:
-        raise ApiError(400, "invalid_option", f"retrieval_mode must be one of {', '.join(_MODES)}")
+    if "retrieval_mode" in out and out["retrieval_mode"] not in MODES:
+        raise ApiError(400, "invalid_option", f"retrieval_mode must be one of {', '.join(MODES)}")
     for name in ("retrieval_k", "reranker_top_k"):
         if name in out and not 1 <= out[name] <= 1000:
             raise ApiError(400, "invalid_option", f"{name} must be between 1 and 1000")
@@ -79,13 +71,3 @@ def _check_type(key: str, name: str, value: Any) -> None:
     if not ok:
         expected = " or ".join("object" if t is dict else t.__name__ for t in types)
         raise ApiError(400, "invalid_option", f"option {key} must be {expected}, got {type(value).__name__}")
-
-
-def names_a_task(options: dict[str, Any]) -> bool:
-    """A summary, comparison or auto-detected task: document work, never small talk."""
-    return options.get("task") not in (None, "qa")
-
-
-def has_filters(options: dict[str, Any]) -> bool:
-    """A non-empty `filters` object was sent."""
-    return bool(options.get("filters"))

@@ -6,7 +6,7 @@ under `<data>/cache/pages/<sha256>/`, keyed by page, resolution and highlight
 text, so a citation shown twice is rendered once. MuPDF is not thread-safe,
 and importing it costs ~130 MB: rendering runs in one worker process,
 started on the first page request and stopped after `IDLE_S` without one,
-so the gateway itself stays small (DESIGN §9b) and renders one page at a time.
+so the gateway itself stays small (Documentation/api-gateway.md) and renders one page at a time.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from backend.web import ApiError
+from common.errors import ApiError
 
 log = logging.getLogger(__name__)
 

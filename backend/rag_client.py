@@ -15,7 +15,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-from backend.web import ApiError
+from common.errors import ApiError
 
 
 class RagClient:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from backend.rag_client import RagClient
-from backend.web import ApiError
+from common.errors import ApiError
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
 """HTTP server: stdlib ThreadingHTTPServer, auth, CORS, request ids, one JSON log line per request.
 
-Handlers are looked up in `backend.routes.TABLE`; everything they raise as
-`ApiError` becomes `{"error": {"code", "message"}}`; anything else is logged
-with its traceback and answered 500 `internal_error` naming the request id.
+Handlers are looked up in `backend.routes.TABLE`; every `common.errors.DomainError`
+they raise (an `ApiError`, a busy or full store) becomes `{"error": {"code", "message"}}`
+with its own status; anything else is logged with its traceback and answered 500
+`internal_error` naming the request id.
 Message text never reaches the log at INFO: the access line has the path
 (without the query string), status, sizes and timings only.
 """
@@ -10,12 +11,8 @@ Message text never reaches the log at INFO: the access line has the path
 from __future__ import annotations
 
 import email.message
-import hmac
-import json
 import logging
-import re
 import time
-import uuid
 from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,13 +21,13 @@ from urllib.parse import unquote, urlsplit
 
 from backend import routes
 from backend.app import App
-from backend.store import StorageFullError, StoreBusyError
-from backend.web import ApiError, BodyStream, Request, Response
+from backend.web import BodyStream, Request
+from common.errors import ApiError, DomainError
+from common.http import Response, allowed_origin, check_bearer, request_id
 
 access_log = logging.getLogger("backend.access")
 log = logging.getLogger("backend.server")
 
-_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _ALLOW_HEADERS = "Authorization, Content-Type, X-Request-ID"
 _EXPOSE_HEADERS = "X-Request-ID, Content-Disposition"
 #: An unread request body up to this size is read and dropped so the client sees the response
@@ -75,8 +72,8 @@ class GatewayHandler(BaseHTTPRequestHandler):
 
     def do_OPTIONS(self) -> None:  # noqa: N802
         """CORS preflight: allowed only for the configured origins."""
-        rid = self._request_id()
-        origin = self._allowed_origin()
+        rid = request_id(self.headers)
+        origin = allowed_origin(self.headers, self.server.app.config.cors_origins)
         path = unquote(urlsplit(self.path).path)
         methods = routes.allowed_methods(path)
         if origin is None or not methods:
@@ -91,7 +88,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         app = self.server.app
         t0 = time.perf_counter()
-        rid = self._request_id()
+        rid = request_id(self.headers)
         split = urlsplit(self.path)
         path = unquote(split.path)
         method = self.command
@@ -102,21 +99,16 @@ class GatewayHandler(BaseHTTPRequestHandler):
             route, params = routes.match(method, path)
             route_label = route.pattern
             if not route.public:
-                self._authorize(app)
+                check_bearer(self.headers, app.config.api_token)
             req = Request(method=method, path=path, query_string=split.query, headers=self.headers,
                           request_id=rid, rfile=body, max_json_bytes=app.config.max_json_bytes, params=params)
             resp = route.handler(app, req)
-        except ApiError as err:
+        except DomainError as err:
             resp = Response.error(err)
             if err.code.startswith("rag_api"):
                 app.metrics.rag_error(err.code)
-        except StoreBusyError as exc:
-            log.warning("%s %s: %s (request %s)", method, route_label, exc, rid)
-            resp = Response.error(ApiError(503, "store_busy", f"{exc}; nothing was changed, try again"))
-            resp.headers["Retry-After"] = "5"
-        except StorageFullError as exc:
-            log.error("%s %s: %s (request %s)", method, route_label, exc, rid)
-            resp = Response.error(ApiError(507, "insufficient_storage", f"{exc}; nothing was changed"))
+            if err.status >= 500:
+                log.warning("%s %s: %s (request %s)", method, route_label, err, rid)
         except Exception:
             log.exception("unhandled error in %s %s (request %s)", method, route_label, rid)
             resp = Response.error(ApiError(500, "internal_error", f"internal error; see the gateway log, "
@@ -128,20 +120,10 @@ class GatewayHandler(BaseHTTPRequestHandler):
         sent = self._send(resp, rid, head_only=method == "HEAD")
         elapsed = time.perf_counter() - t0
         app.metrics.finished(method, route_label, resp.status, elapsed)
-        access_log.info(json.dumps({
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()), "level": "INFO", "request_id": rid,
-            "method": method, "path": path, "route": route_label, "status": resp.status,
+        access_log.info("request", extra={
+            "request_id": rid, "method": method, "path": path, "route": route_label, "status": resp.status,
             "duration_ms": round(elapsed * 1000, 1), "bytes_in": self._length(), "bytes_out": sent,
-            "client": self.client_address[0] if self.client_address else None}))
-
-    def _authorize(self, app: App) -> None:
-        token = app.config.api_token
-        if not token:
-            return
-        header = self.headers.get("Authorization", "")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-            raise ApiError(401, "unauthorized", "missing or wrong API token (Authorization: Bearer <token>)")
+            "client": self.client_address[0] if self.client_address else None})
 
     def _length(self) -> int:
         try:
@@ -157,7 +139,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
         text = message or HTTPStatus(code).phrase
         code_name = {400: "bad_request", 414: "uri_too_long", 431: "headers_too_large",
                      501: "method_not_implemented"}.get(code, f"http_{code}")
-        self._send(Response.error(ApiError(code, code_name, text)), self._request_id())
+        self._send(Response.error(ApiError(code, code_name, text)), request_id(self.headers))
 
     def handle_expect_100(self) -> bool:
         """`Expect: 100-continue`: refuse an oversized body before the client sends it."""
@@ -165,17 +147,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
         if self._length() > limit:
             err = ApiError(413, "body_too_large", f"request body is {self._length()} bytes; the limit is {limit}")
             self.close_connection = True
-            self._send(Response.error(err), self._request_id())
+            self._send(Response.error(err), request_id(self.headers))
             return False
         return super().handle_expect_100()
-
-    def _request_id(self) -> str:
-        given = self.headers.get("X-Request-ID", "")
-        return given if _REQUEST_ID_RE.match(given) else uuid.uuid4().hex
-
-    def _allowed_origin(self) -> str | None:
-        origin = (self.headers.get("Origin") or "").rstrip("/")
-        return origin if origin and origin in self.server.app.config.cors_origins else None
 
     def _send(self, resp: Response, rid: str, head_only: bool = False) -> int:
         sent = 0
@@ -184,11 +158,11 @@ class GatewayHandler(BaseHTTPRequestHandler):
             headers: dict[str, Any] = {"Content-Type": resp.content_type, "X-Request-ID": rid,
                                        "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
             headers.update(resp.headers)
-            origin = self._allowed_origin()
+            origin = allowed_origin(self.headers, self.server.app.config.cors_origins)
             if origin:
                 headers.update({"Access-Control-Allow-Origin": origin, "Vary": "Origin",
                                 "Access-Control-Expose-Headers": _EXPOSE_HEADERS})
-            body = resp.body
+            body = resp.payload()
             if isinstance(body, bytes):
                 headers["Content-Length"] = str(len(body))
             elif "Content-Length" not in headers:

@@ -21,33 +21,40 @@ from pathlib import Path
 from typing import Any
 
 from backend.migrations import migrate
+from common.errors import DomainError
 
 DEFAULT_TITLE = "New Chat"
 TITLE_CHARS = 50
 
 
-class TurnConflictError(ValueError):
+class TurnConflictError(DomainError, ValueError):
     """A turn id that already belongs to another session."""
 
+    status, code = 409, "turn_conflict"
 
-class StoreUnavailableError(RuntimeError):
+
+class StoreUnavailableError(DomainError, RuntimeError):
     """SQLite cannot serve the request now; nothing was changed (the transaction rolled back)."""
 
 
 class StoreBusyError(StoreUnavailableError):
-    """Another process held the database lock for longer than the busy timeout."""
+    """Another process held the database lock for longer than the busy timeout: worth a retry."""
+
+    status, code, headers = 503, "store_busy", {"Retry-After": "5"}
 
 
 class StorageFullError(StoreUnavailableError):
     """The disk holding the database is full."""
 
+    status, code = 507, "insufficient_storage"
+
 
 def _unavailable(exc: sqlite3.OperationalError) -> StoreUnavailableError | None:
     text = str(exc).lower()
     if "locked" in text or "busy" in text:
-        return StoreBusyError(f"the database is locked by another process ({exc})")
+        return StoreBusyError(f"the database is locked by another process ({exc}); nothing was changed, try again")
     if "full" in text:
-        return StorageFullError(f"the disk holding the database is full ({exc})")
+        return StorageFullError(f"the disk holding the database is full ({exc}); nothing was changed")
     return None
 
 
@@ -167,6 +174,13 @@ class Store:
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         with self._conn() as c:
             rows = c.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+        return [_message(r) for r in rows]
+
+    def recent_messages(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+        """The last `limit` messages of a session, oldest first."""
+        with self._conn() as c:
+            rows = c.execute("SELECT * FROM (SELECT * FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?)"
+                             " ORDER BY seq", (session_id, limit)).fetchall()
         return [_message(r) for r in rows]
 
     def get_turn(self, turn_id: str) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ from email.policy import HTTP
 from pathlib import Path
 from typing import BinaryIO
 
-from backend.web import ApiError
+from common.errors import ApiError
 
 #: What the RAG API converts (rag_system/ingestion/sniff.py; kept in step by tests/unit/test_gateway_uploads.py).
 ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt",

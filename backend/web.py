@@ -1,14 +1,15 @@
-"""Request/response values shared by the server and the handlers (no I/O here)."""
+"""The gateway's request (its body streamed, for uploads) and field readers; the rest is `common.http`."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs
 
-from rag_system.jsonbody import JsonBodyError, parse_json_body
+from common.errors import ApiError
+from common.http import Response
+from common.jsonbody import decode_json
 
 
 class BodyStream:
@@ -34,20 +35,6 @@ class BodyStream:
         while self.remaining > 0 and self.read(256 * 1024):
             pass
         return self.remaining == 0
-
-
-class ApiError(Exception):
-    """An error the client sees as `{"error": {"code", "message"}}` with `status`."""
-
-    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-    def to_json(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, **self.extra}}
 
 
 def not_found(what: str, ident: str) -> ApiError:
@@ -107,29 +94,10 @@ class Request:
             if required:
                 raise ApiError(400, "missing_body", "this endpoint needs a JSON object body")
             return {}
-        try:
-            data = parse_json_body(raw)
-        except JsonBodyError as exc:
-            raise ApiError(400, "invalid_json", f"the body is not valid JSON: {exc}") from exc
+        data = decode_json(raw)
         if not isinstance(data, dict):
             raise ApiError(400, "invalid_body", "the body must be a JSON object")
         return data
-
-
-@dataclass
-class Response:
-    status: int = 200
-    body: bytes | Iterable[bytes] = b""
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def json(cls, data: Any, status: int = 200) -> Response:
-        return cls(status, json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
-
-    @classmethod
-    def error(cls, err: ApiError) -> Response:
-        return cls.json(err.to_json(), err.status)
 
 
 Handler = Callable[[Any, Request], Response]
@@ -148,3 +116,4 @@ def optional_str(data: dict[str, Any], name: str, default: str = "", *, max_len:
     if data.get(name) is None:
         return default
     return require_str(data, name, max_len=max_len, allow_empty=True)
+

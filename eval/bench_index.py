@@ -3,7 +3,7 @@
 Builds a fresh index of the localGPT corpora (or `--docs FOLDER`) through the
 whole pipeline, then embeds exactly the same chunk texts with the embedder
 alone. The embedder is the physical limit on CPU, so the figure that matters
-is the ratio of the two rates (DESIGN §9b asks for >= 90%). With windows
+is the ratio of the two rates (Documentation/evaluation.md asks for >= 90%). With windows
 (`CHUNK_WINDOW_TOKENS`) the pipeline embeds the window texts instead of the
 chunk texts, so the window texts are timed alone too: `window_ratio` is the
 pipeline's own efficiency, `window_cost` what the windows add to embedding.

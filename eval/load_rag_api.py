@@ -12,8 +12,8 @@ single writer is busy the whole time):
 
 each client alternating `POST /retrieve` and `POST /chat` (`backend:
 extractive`) over the corpus's gold questions. Prints throughput and p50/p95
-per route, the ratio of N-client to 1-client throughput (DESIGN §9b asks for
->= 1.8 at 16 clients), the error count (must be 0) and the server's peak
+per route, the ratio of N-client to 1-client throughput (the target is >= 1.8 at 16
+clients, Documentation/architecture.md), the error count (must be 0) and the server's peak
 resident memory (VmHWM). Numbers only; nothing here asserts.
 """
 

@@ -46,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _launcher_logging(log_dir: Path) -> None:
-    from rag_system.api.logs import JsonFormatter
+    from common.logs import JsonFormatter
 
     logger = file_logger("launcher", log_dir)
     for handler in logger.handlers:

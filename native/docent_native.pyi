@@ -1,8 +1,8 @@
-"""Type stubs for ``docent_native``, Docent's Rust extension (see DESIGN.md §6).
+"""Type stubs for ``docent_native``, Docent's Rust extension (see Documentation/native.md).
 
 Every function is pure (no global state) and releases the GIL for its heavy
 work. Pure-Python reference implementations with identical results live in
-``eval/native_reference.py``; the property tests hold the two equal.
+``testkit/native_reference.py``; the property tests hold the two equal.
 """
 
 import os
@@ -124,7 +124,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
        ``"Next one."``.
 
     Rules 1-2 take precedence over 3-4. Deterministic; equal to
-    ``eval.native_reference.split_sentences_reference`` for every ``str``
+    ``testkit.native_reference.split_sentences_reference`` for every ``str``
     (character classes are Python's ``str.isspace``/``\\w``/``isupper``/
     ``isalpha``/``lower``, pinned to Unicode 14.0 by ``native/src/word_table.rs``).
     The GIL is released for texts of 4 KiB (UTF-8) or more.
@@ -181,8 +181,154 @@ def validate_citations(
     * ``"valid"``: no unknown, no uncited, no bad quotes, and at least one
       sentence cites something (an empty answer is not valid).
 
-    Equal to ``eval.native_reference.validate_citations_reference``. The GIL is
+    Equal to ``testkit.native_reference.validate_citations_reference``. The GIL is
     released when answer and blocks total 4 KiB (UTF-8) or more.
+
+    Raises:
+        ValueError: ``min_quote_chars`` is below 1 (``"min_quote_chars must be >= 1"``).
+        TypeError: ``blocks`` is a ``str`` or holds a non-``str``.
+        UnicodeEncodeError: a string contains a lone surrogate.
+    """
+
+def check_claims(
+    answer: str, blocks: Sequence[str], min_quote_chars: int = 12
+) -> list[dict[str, Any]]:
+    """Check that each cited sentence's facts occur in the blocks it cites, with the same polarity.
+
+    ``validate_citations`` proves a sentence has a citation; this proves the
+    citation backs it. Block ``n`` is ``blocks[n - 1]``; pass every evidence
+    block, rendered as the model saw it (label line included: the label's
+    document name is evidence for names, its ``[n]`` and ``p. N`` are not
+    values). The answer is split and its citations parsed exactly as
+    ``parse_citations``. Returns one dict per sentence, in order, with exactly
+    these keys::
+
+        {"sentence": i, "start": s, "end": e,      # answer str indexes
+         "blocks": [n, ...],                       # cited blocks that exist, citation order: what was checked
+         "facts": [{"kind": k, "text": t, "start": s, "end": e,  # answer str indexes, t == answer[s:e]
+                    "found": bool, "cited": [n, ...]}],          # "cited": the checked blocks holding it
+         "polarity": None | {"answer_negated": bool, "evidence_negated": bool, "agrees": bool,
+                             "block": n, "start": s, "end": e},  # block str indexes of the compared sentence
+         "supported": bool}
+
+    ``kind`` is ``"number"``, ``"date"``, ``"identifier"``, ``"code"``,
+    ``"quote"`` or ``"name"``. ``found`` is ``bool(cited)``, except that a
+    name is also found when any block holds it (the subject of a question is
+    often named in another block than the one holding the fact). A sentence
+    with no existing cited block gets ``blocks: []``, ``facts: []``,
+    ``polarity: None``, ``supported: True`` (``validate_citations`` reports it).
+    ``supported``: every fact found and ``polarity`` is None or agrees.
+    Character classes are Python's (``\\w``, ``isspace``, ``isalpha``,
+    ``isupper``; digits are ASCII ``0-9``); the fold lower-cases word
+    characters per character.
+
+    Facts, from the sentence *prepared*: citation markers blanked (spaces,
+    offsets kept), and at each line start (after spaces) a list marker
+    blanked: ``-``/``*``/``•``/``+``, 1-3 digits + ``.``/``)``, ``(`` + 1-3
+    ASCII letters or digits + ``)``, or one ASCII letter + ``)``, each followed
+    by whitespace. Then, in this order:
+
+    1. ``"code"``: a backtick up to the next one (an unmatched backtick ends the
+       scan); the span is blanked; ``text`` is the content.
+    2. ``"quote"``: quoted spans found exactly as ``validate_citations`` does,
+       on the text left by step 1; content shorter than ``min_quote_chars``
+       with a word character is a fact (longer ones are ``validate_citations``'
+       to check); every quoted span is blanked.
+    3. A left-to-right scan over the starts of ``\\w`` runs of what is left:
+
+       * ``"date"``: ``YYYY-M-D`` (month and day of 1-2 digits) or
+         ``YYYY-MM``; ``D Month[,] Y``, ``Month D[,] Y`` (day of 1-2 digits,
+         optional lower-case ``st``/``nd``/``rd``/``th``), ``Month[,] Y``;
+         a month is a whole capitalised word folding to a month name or
+         ``jan``...``dec``/``sept``, optionally followed by ``.``; a year is
+         exactly 4 digits; parts are separated by whitespace; month 1-12, day
+         1-31. Key ``(y, m, d)`` or ``(y, m)``; a year alone is a number.
+       * at a digit, a numeral: the digit run; 1-3 digits may continue with
+         groups of exactly 3 digits after ``,`` (1+ groups), else after
+         U+0020/U+00A0/U+2009/U+202F (1+), else after ``.`` (2+ groups:
+         ``45.000`` is 45); then a fraction, ``.`` + digits (``,`` + digits
+         after ``.`` grouping). Letters (``isalpha``) glued to it are read; if
+         a word character, or ``.`` + a word character, follows them, the
+         token (word characters and ``.`` + word character) is an
+         ``"identifier"`` (``1.2.3``, ``0x0a``). Otherwise a ``"number"``:
+         ``k``/``K``, ``m``/``M``, ``b``/``B`` (glued, or the next word after
+         whitespace when nothing is glued) scale by 10^3, 10^6, 10^9
+         *ambiguously* (the unscaled value is a candidate too);
+         ``hundred``/``thousand``/``million``/``billion``/``trillion``/
+         ``bn``/``mn`` (any case, glued or next) scale surely (scaled value
+         only); other glued letters are a unit (``5ms``, ``1st``: unscaled).
+         The span takes a currency symbol (``$€£¥₹``) right before, the scale
+         word, a ``%`` right after, or ``percent``/``per cent`` after
+         whitespace. Values are canonical decimals (``"45000000"``,
+         ``"3.5"``): ``12%`` = ``12 percent`` = 12; currency codes are words.
+       * ``"identifier"``: the token ``\\w+([.-]\\w+)*`` when it holds ``_``
+         (and a letter or digit), a digit, a ``.``-separated part of 2+
+         characters, or a ``-`` followed by an upper-case letter
+         (``Content-Length``, ``TS-71``).
+       * ``"name"``, the ``\\w`` run: CamelCase (a letter that is not upper-case
+         followed by an upper-case one: ``TechCorp``) always; otherwise when
+         it has 2+ characters, starts upper-case and its fold is not in
+         ``testkit.native_reference_facts.NOT_NAMES`` (answer words such as
+         ``yes``/``no``/``note``, function words, month and day names, RFC
+         2119 keywords, currency codes, units, titles, document words such as
+         ``section``/``memo``/``agreement``), unless it starts the sentence
+         (first token, first on its line, or right after ``:``/``.``/``!``/
+         ``?``/``…``, looking back over whitespace and ``([\"'“‘*#``); then
+         only when a possessive ``'s`` follows, or, after spaces or ``&``,
+         another word that would be a name (``Meridian Coffee``). A
+         possessive is outside the run already. Number words in the answer
+         are not facts ("one of the parties").
+
+    Found, per block (its citation markers blanked first): a number when one
+    of its values is among the block's values: every numeral read the same
+    way, with and without its scale, starting at each digit that does not
+    continue a number (not after a digit, nor after ``.``/``,`` after a
+    digit: ``3.3.1`` holds 3.3, not 1) and is not a page number (right after
+    ``p.``/``pp.``); and number words (``zero``...``twenty``, tens,
+    ``hundred``, ``thousand``, ``million``, ``billion``, ``dozen``, ``once``,
+    ``twice``, ``single``, ``double``, ``triple``, ``first``...``eighth``; a
+    tens word + ``-``/whitespace + ``one``...``nine`` as their sum; either
+    followed by a sure scale word, scaled). A date when the block has it (a
+    full date also counts as its ``(y, m)``). Code, quotes and identifiers
+    when their search text is a substring of the block's. A name when its fold
+    occurs in the block's search text where no letter or digit precedes it
+    (``_`` separates: ``Northwind`` is in ``northwind_leave_policy.pdf``).
+    Search text: soft hyphens (U+00AD) removed; a ``-`` after a letter,
+    followed by whitespace holding ``\\n`` and a letter that is not
+    upper-case, removed with that whitespace (``trans-\\nport``); then
+    ``" ".join(s.split())`` and the fold.
+
+    Polarity. Words are folded ``\\w`` runs, compared by stem (drop the first
+    of ``ing``/``ed``/``es``/``s`` that leaves 3+ characters, not ``s`` after
+    ``s``; then a final ``e`` when 4+ characters remain). Clauses end at
+    ``,;:()[]—–``, at ``.!?…`` followed by whitespace or the end, at a ``-``
+    between whitespace, and before ``but``/``however``/``although``/
+    ``though``/``whereas``/``while``/``because``/``since``/``except``/
+    ``which``/``who``/``whom``/``whose``. A negator (``not``/``no``/
+    ``never``/``none``/``nor``/``neither``/``cannot``/``nothing``/
+    ``nobody``/``nowhere``, or the ``t`` right after ``'``/``’`` right after
+    a word ending in ``n``) negates the rest of its clause, unless
+    ``more``/``less``/``fewer``/``later``/``earlier``/``greater``/
+    ``sooner``/``smaller``/``larger``/``higher``/``lower``/``than`` follows it
+    in the clause (a limit). A stem is negated when every occurrence is. So a
+    leading ``No,``/``No.`` negates nothing: the claim after it is compared.
+    Texts holding ``if``/``unless``/``only``/``otherwise``/``whether``/
+    ``until``/``when``/``whenever`` are conditional and never compared. The
+    answer sentence is compared in parts cut at ``;``; a part's content is the
+    stems of its words of 3+ characters that are not ``STOP_WORDS`` (as in
+    ``select_evidence_sentences``), negators, ``yes``, the stem before an
+    ``n't``, nor inside a name, identifier, code or quote fact. A sentence
+    (``split_sentences``) of a checked block matches strongly when it holds
+    at least 3/5 of the content (``5 * shared >= 3 * len(content)``). Each
+    side is negated when it negates some shared stem; the pair ``agrees``
+    unless a shared stem is negated on one side only and none on both. Per
+    part: among the strong matches sharing the most (citation order, then text
+    order), the first agreeing one, else the first. ``polarity`` is the first
+    part's result that disagrees, else the first part's result; ``None`` when
+    no part has a strong match.
+
+    Equal to ``testkit.native_reference_claims.check_claims_reference``. The GIL
+    is released when answer and blocks total 4 KiB (UTF-8) or more.
 
     Raises:
         ValueError: ``min_quote_chars`` is below 1 (``"min_quote_chars must be >= 1"``).
@@ -196,8 +342,8 @@ def select_evidence_sentences(
     """Pick the sentences of ranked ``blocks`` that best match ``query``.
 
     Query terms: maximal runs of ``\\w`` in ``query`` of at least 3 characters,
-    lower-cased per character (``str.lower()``), minus a fixed list of 64
-    English stop words (``eval.native_reference.STOP_WORDS``), de-duplicated.
+    lower-cased per character (``str.lower()``), minus the stop words of
+    ``common.lexicon.STOP_WORDS``, de-duplicated.
     No terms -> ``[]``. Each block is split with ``split_sentences``; a sentence
     with fewer than 4 words (``\\w`` runs) is skipped. Otherwise ``overlap =
     (distinct terms equal to one of its lower-cased words) / (number of terms)``;
@@ -209,7 +355,7 @@ def select_evidence_sentences(
     Returns up to ``max_sentences`` ``(block_index, start, end, score)``, with
     0-based ``block_index``, ``str`` indexes into that block, ordered by score
     descending, then block index, then start. Scores are bit-identical to
-    ``eval.native_reference.select_evidence_sentences_reference``. The GIL is
+    ``testkit.native_reference.select_evidence_sentences_reference``. The GIL is
     released when query and blocks total 4 KiB (UTF-8) or more.
 
     Raises:

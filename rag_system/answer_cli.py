@@ -35,7 +35,7 @@ def add_commands(sub: Any) -> None:
     ask = sub.add_parser("ask", help="index a folder into a temporary store, answer, delete everything")
     ask.add_argument("folder", type=Path)
     ask.add_argument("query")
-    _answer_options(ask)
+    _answer_options(ask, local=False)
     summ = sub.add_parser("summarize", help="a cited summary of one document (fixed sections)")
     summ.add_argument("document", help="the document's name (fuzzy, must match one) or id")
     summ.add_argument("--index", required=True, action="append", help="index name (repeatable)")
@@ -46,7 +46,7 @@ def add_commands(sub: Any) -> None:
     _answer_options(comp, task=False)
 
 
-def _answer_options(p: argparse.ArgumentParser, task: bool = True) -> None:
+def _answer_options(p: argparse.ArgumentParser, task: bool = True, local: bool = True) -> None:
     if task:
         p.add_argument("--task", choices=("qa", "summary", "compare", "auto"), default=None,
                        help="qa (default), summary, compare, or auto-detect from the wording")
@@ -58,6 +58,9 @@ def _answer_options(p: argparse.ArgumentParser, task: bool = True) -> None:
     p.add_argument("--no-expand", action="store_true", help="do not add neighbouring chunks")
     p.add_argument("--json", action="store_true", help="print the full result as one JSON object")
     p.add_argument("--stream", action="store_true", help="print answer tokens as they arrive (stderr)")
+    if local:
+        p.add_argument("--local", action="store_true",
+                       help="answer in this process even when a RAG API is running (loads the models here)")
 
 
 class _Interrupted(Exception):
@@ -109,6 +112,11 @@ def checked_query_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run_chat(args: argparse.Namespace, settings: Settings) -> int:
+    from rag_system.running_api import find_running_api
+
+    api = None if args.local else find_running_api(settings)
+    if api is not None:
+        return _answer_remote(args, list(args.index), api)
     with _terminate_as_interrupt() as cancel:
         try:
             code = _answer(args, settings, list(args.index), cancel)
@@ -180,12 +188,8 @@ def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], ca
                                    context_expand=False if args.no_expand else None,
                                    task=getattr(args, "task", None), documents=getattr(args, "documents", None))
 
-        def emit(event: str, data: dict[str, Any]) -> None:
-            if args.stream and event == "token":
-                sys.stderr.write(data["text"])
-                sys.stderr.flush()
-
-        response = pipeline.run(request, emit, cancel)
+        streamer = _Streamer(args)
+        response = pipeline.run(request, streamer.emit, cancel)
     except (json.JSONDecodeError, FilterError, ValueError, IndexNotFoundError, InvalidIndexNameError,
             UnknownBackendError) as exc:
         sys.stderr.write(f"error: {exc}\n")
@@ -193,13 +197,70 @@ def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], ca
     except (EmbedderMismatchError, EmbedderLoadError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_ERROR
-    if args.stream:
-        sys.stderr.write("\n")
-    payload = response.to_json()
+    return _print(args, response.to_json(), streamer.text)
+
+
+def _answer_remote(args: argparse.Namespace, indexes: list[str], api: Any) -> int:
+    """The same answer from the running RAG API (remote_cli.py says why)."""
+    from rag_system.remote_cli import RemoteError, chat_body, remote_chat
+
+    url = api.url
+    sys.stderr.write(f"answering through the RAG API at {url} (--local to load the models here)\n")
+    try:
+        body = chat_body(args, indexes)
+    except json.JSONDecodeError as exc:
+        sys.stderr.write(f"error: --filters is not JSON: {exc}\n")
+        return EXIT_USAGE
+
+    streamer = _Streamer(args)
+    try:
+        payload = remote_chat(api, body, streamer.emit if args.stream else None)
+    except RemoteError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE if 400 <= exc.status < 500 else EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        sys.stderr.write(f"error: the RAG API at {url} stopped answering: {exc}\n")
+        return EXIT_ERROR
+    return _print(args, payload, streamer.text)
+
+
+class _Streamer:
+    """`--stream`: tokens as they come (stdout, or stderr under --json), what the model is doing on stderr."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.on = bool(args.stream)
+        self.out = sys.stderr if args.json else sys.stdout
+        self.text = ""
+
+    def emit(self, event: str, data: dict[str, Any]) -> None:
+        if not self.on:
+            return
+        if event == "token":
+            self.text += data.get("text", "")
+            self.out.write(data.get("text", ""))
+            self.out.flush()
+        elif event == "generation_started" and data.get("estimated_s") is not None:
+            sys.stderr.write(f"reading {data.get('passages', 0)} passages (~{data['estimated_s']:.0f} s)\n")
+        elif event == "backend_fallback":
+            self.text = ""
+            self.out.write(f"\n({data.get('from')} failed: {data.get('error')}; trying the next backend)\n")
+
+
+def _print(args: argparse.Namespace, payload: dict[str, Any], streamed: str = "") -> int:
     if args.json:
+        if streamed:
+            sys.stderr.write("\n")
         sys.stdout.write(json.dumps(payload) + "\n")
         return EXIT_OK
-    sys.stdout.write(payload["answer"] + "\n\n")
+    if not streamed:
+        sys.stdout.write(payload["answer"] + "\n\n")
+    elif payload["answer_source"] == "llm" or streamed.strip() == payload["answer"].strip():
+        sys.stdout.write("\n\n")
+    else:  # the check changed what was streamed: say so, and print what stands
+        sys.stdout.write(f"\n\nChecked answer ({payload['answer_source']}):\n{payload['answer']}\n\n")
     for c in payload["citations"]:
         pages = f"p. {c['page_start']}" + (f"-{c['page_end']}" if c["page_end"] != c["page_start"] else "")
         sys.stdout.write(f"[{c['n']}] {c['document_name']}, {pages}: \"{' '.join(c['quote'].split())[:200]}\"\n")

@@ -9,14 +9,16 @@ explicit per-request overrides (`Settings.with_overrides`).
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from dotenv import dotenv_values
+
+from common.options import FUSIONS, MODES
 
 
 class ConfigError(ValueError):
@@ -43,6 +45,7 @@ class Settings:
     embedding_batch_size: int = field(default=32, metadata=_env("EMBEDDING_BATCH_SIZE"))
     embedding_max_tokens: int = field(default=512, metadata=_env("EMBEDDING_MAX_TOKENS"))
     embedding_precision: str = field(default="auto", metadata=_env("EMBEDDING_PRECISION"))
+    embedding_device: str = field(default="auto", metadata=_env("EMBEDDING_DEVICE"))
     torch_threads: int = field(default=0, metadata=_env("DOCENT_TORCH_THREADS"))
     # Chunking (tokens measured by the embedder's tokenizer).
     chunk_tokens: int = field(default=512, metadata=_env("CHUNK_SIZE"))
@@ -111,7 +114,9 @@ class Settings:
     llm_context_tokens: int = field(default=8192, metadata=_env("LLM_CONTEXT_TOKENS"))
     llm_max_tokens: int = field(default=384, metadata=_env("LLM_MAX_TOKENS"))
     llm_evidence_tokens: int = field(default=1500, metadata=_env("LLM_EVIDENCE_TOKENS"))
+    evidence_prune: bool = field(default=True, metadata=_env("EVIDENCE_PRUNE"))
     llm_threads: int = field(default=0, metadata=_env("LLM_THREADS"))
+    llm_gpu_layers: int = field(default=-1, metadata=_env("LLM_GPU_LAYERS"))
     llm_timeout_s: float = field(default=180.0, metadata=_env("LLM_TIMEOUT"))
     models_dir: str = field(default="", metadata=_env("DOCENT_MODELS_DIR"))
     ollama_host: str = field(default="http://localhost:11434", metadata=_env("OLLAMA_HOST"))
@@ -124,6 +129,7 @@ class Settings:
     extractive_sentences: int = field(default=3, metadata=_env("EXTRACTIVE_SENTENCES"))
     refusal_min_coverage: float = field(default=0.5, metadata=_env("REFUSAL_MIN_COVERAGE"))
     refusal_min_similarity: float = field(default=0.35, metadata=_env("REFUSAL_MIN_SIMILARITY"))
+    refusal_min_ask: float = field(default=0.34, metadata=_env("REFUSAL_MIN_ASK"))
     # RAG API service (rag_system/api/, Documentation/api.md).
     api_host: str = field(default="127.0.0.1", metadata=_env("RAG_API_HOST"))
     api_port: int = field(default=8001, metadata=_env("RAG_API_PORT"))
@@ -183,7 +189,6 @@ PROFILES: Mapping[str, Mapping[str, Any]] = {
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
-_MODES = ("hybrid", "vector_only", "fts_only")
 _PRECISIONS = ("auto", "fp32", "bf16")
 _EMBEDDERS = ("auto", "minilm", "e5-small")  # rag_system/indexing/embedders.py
 _FTS_LANGUAGES = ("auto", "en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "ru", "id",
@@ -238,8 +243,10 @@ def _validated(settings: Settings) -> Settings:
                  "reranker_min_keep", "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
-    if settings.fusion not in ("meanmax", "score", "rrf"):
-        raise ConfigError(f"FUSION must be meanmax, score or rrf, got {settings.fusion!r}")
+    if settings.llm_gpu_layers < -1:
+        raise ConfigError(f"LLM_GPU_LAYERS must be -1 (all) or >= 0, got {settings.llm_gpu_layers}")
+    if settings.fusion not in FUSIONS:
+        raise ConfigError(f"FUSION must be one of {', '.join(FUSIONS)}, got {settings.fusion!r}")
     if settings.fts_weight < 0 or settings.vector_weight < 0:
         raise ConfigError("FTS_WEIGHT and VECTOR_WEIGHT must be >= 0")
     if not 0.0 <= settings.chunk_window_at_topics <= 1.0:
@@ -260,6 +267,8 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"CHUNK_CONTEXT must be one of {', '.join(_CONTEXTS)}, got {settings.chunk_context!r}")
     if settings.sync_settle_s < 0 or settings.sync_debounce_s < 0 or settings.sync_rescan_s < 0:
         raise ConfigError("SYNC_SETTLE_S, SYNC_DEBOUNCE_S and SYNC_RESCAN_S must be >= 0")
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", settings.embedding_device):
+        raise ConfigError(f"EMBEDDING_DEVICE must be auto, cpu, cuda or cuda:N, got {settings.embedding_device!r}")
     if settings.fts_language not in _FTS_LANGUAGES:
         raise ConfigError(f"FTS_LANGUAGE must be one of {', '.join(_FTS_LANGUAGES)}, got {settings.fts_language!r}")
     if settings.embedder not in _EMBEDDERS:
@@ -269,6 +278,8 @@ def _validated(settings: Settings) -> Settings:
                           f"got {settings.embedding_precision!r}")
     if settings.llm_backend not in _BACKENDS:
         raise ConfigError(f"LLM_BACKEND must be one of {', '.join(_BACKENDS)}, got {settings.llm_backend!r}")
+    if not 0.0 <= settings.refusal_min_ask <= 1.0:
+        raise ConfigError(f"REFUSAL_MIN_ASK must be in [0, 1], got {settings.refusal_min_ask}")
     if not 0.0 <= settings.refusal_min_coverage <= 1.0:
         raise ConfigError(f"REFUSAL_MIN_COVERAGE must be in [0, 1], got {settings.refusal_min_coverage}")
     if not 0 <= settings.api_port <= 65535:
@@ -276,8 +287,8 @@ def _validated(settings: Settings) -> Settings:
     if settings.max_body_bytes <= 0 or settings.sse_heartbeat_s <= 0:
         raise ConfigError("DOCENT_MAX_BODY_BYTES and DOCENT_SSE_HEARTBEAT_S must be > 0")
     _validate_scale(settings)
-    if settings.retrieval_mode not in _MODES:
-        raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(_MODES)}, got {settings.retrieval_mode!r}")
+    if settings.retrieval_mode not in MODES:
+        raise ConfigError(f"RETRIEVAL_MODE must be one of {', '.join(MODES)}, got {settings.retrieval_mode!r}")
     return settings
 
 
@@ -320,12 +331,3 @@ def load_settings(
             values[f.name] = env[var]
     return Settings().with_overrides(**values)
 
-
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach; both services refuse other binds without a token."""
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

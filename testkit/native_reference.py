@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from common.lexicon import STOP_WORDS  # the native list is this one (tests/unit/test_lexicon.py)
+
 DEFAULT_CHUNK_SIZE = 1 << 20
 MAX_CHUNK_SIZE = 1 << 26
 
@@ -48,7 +50,6 @@ def sha256_files_reference(
 
 
 from testkit.native_reference_fusion import rrf_fuse_reference, score_fuse_reference  # noqa: E402,F401 (one module)
-
 
 # --- Evidence contrast -------------------------------------------------------
 
@@ -293,13 +294,6 @@ def validate_citations_reference(
 
 # --- Evidence sentences ------------------------------------------------------
 
-STOP_WORDS = frozenset(
-    """about after all also and any are because been before between but can could
-    did does each for from had has have here how into its just more most not now
-    only other out over should some such than that the their them then there these
-    they this those very was were what when where which while who why will with
-    would you your""".split()
-)
 MIN_TERM_CHARS = 3
 MIN_SENTENCE_WORDS = 4
 BLOCK_BONUS = 0.001

@@ -1,7 +1,7 @@
 //! Character classes shared by the text functions, defined to equal Python's.
 //!
 //! The sentence, citation and evidence functions must return exactly what
-//! their Python references in `eval/native_reference.py` return for *every*
+//! their Python references in `testkit/native_reference.py` return for *every*
 //! `str`, so each class is pinned to the Python predicate it mirrors:
 //!
 //! * whitespace = `str.isspace()` (Rust's `White_Space` plus U+001C..U+001F);

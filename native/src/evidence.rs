@@ -2,7 +2,7 @@
 //! sentences of the retrieved blocks best answer the query (for extractive
 //! answers).
 //!
-//! Float results are bit-identical to `eval/native_reference.py`: the same
+//! Float results are bit-identical to `testkit/native_reference.py`: the same
 //! IEEE-754 operations run in the same order (sequential sums from `0.0`, no
 //! fused multiply-add, correctly rounded `sqrt`).
 
@@ -67,17 +67,28 @@ pub fn evidence_contrast(similarities: &[f64]) -> Result<f64, ContrastError> {
     Ok((top - mean) / std.max(CONTRAST_STD_FLOOR))
 }
 
-/// Query words ignored when scoring sentences (lower-case; words shorter
-/// than 3 characters are dropped anyway).
+/// Query words ignored when scoring sentences: `common/lexicon.py`'s `STOP_WORDS`
+/// of at least [`MIN_TERM_CHARS`] characters (shorter words are dropped anyway;
+/// `tests/unit/test_lexicon.py` checks that the two lists agree).
 #[rustfmt::skip]
-pub const STOP_WORDS: [&str; 64] = [
-    "about", "after", "all", "also", "and", "any", "are", "because", "been", "before",
-    "between", "but", "can", "could", "did", "does", "each", "for", "from", "had", "has",
-    "have", "here", "how", "into", "its", "just", "more", "most", "not", "now", "only",
-    "other", "out", "over", "should", "some", "such", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "very", "was", "were",
-    "what", "when", "where", "which", "while", "who", "why", "will", "with", "would",
-    "you", "your",
+pub const STOP_WORDS: [&str; 174] = [
+    "about", "above", "according", "actually", "after", "again", "against", "all", "also", "and",
+    "any", "anything", "are", "aren", "basically", "because", "been", "before", "being", "below",
+    "between", "bit", "both", "but", "call", "called", "can", "could", "couldn", "define",
+    "describe", "did", "didn", "does", "doesn", "doing", "don", "down", "during", "each",
+    "exactly", "explain", "few", "find", "for", "from", "further", "give", "had", "happen",
+    "happens", "has", "have", "having", "her", "here", "hers", "herself", "him", "himself", "his",
+    "how", "hows", "into", "isn", "its", "itself", "just", "kind", "kindly", "know", "let", "list",
+    "lot", "many", "may", "mean", "meaning", "means", "might", "more", "most", "much", "must",
+    "myself", "name", "need", "nor", "not", "now", "off", "once", "one", "ones", "only", "other",
+    "our", "ours", "ourselves", "out", "over", "own", "please", "provide", "really", "regarding",
+    "said", "same", "say", "says", "shall", "she", "should", "shouldn", "show", "some",
+    "something", "sort", "such", "summarise", "summarize", "tell", "than", "that", "the", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they", "thing", "things", "this",
+    "those", "through", "too", "type", "under", "until", "use", "used", "uses", "using", "very",
+    "want", "was", "wasn", "way", "ways", "were", "weren", "what", "whats", "when", "where",
+    "which", "while", "who", "whom", "whose", "why", "will", "with", "won", "would", "wouldn",
+    "you", "your", "yours", "yourself", "yourselves",
 ];
 
 /// Minimum length (characters, before folding) of a query word to be a term.

@@ -2,7 +2,7 @@
 //!
 //! Docent fuses dense and lexical retrieval results (thousands of candidates
 //! per query) with RRF. The result must be bit-for-bit reproducible and equal
-//! to the pure-Python reference in `eval/native_reference.py`, so:
+//! to the pure-Python reference in `testkit/native_reference.py`, so:
 //!
 //! * each key's score is accumulated in ranking order starting from `0.0`,
 //!   with the contribution `weight / (k + rank)` computed exactly as Python

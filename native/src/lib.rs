@@ -2,16 +2,24 @@
 //!
 //! This file only converts Python values to plain Rust data, releases the GIL
 //! around the real work (in [`hashing`], [`fusion`], [`evidence`],
-//! [`sentences`], [`markers`] and [`validate`], which hold no PyO3 types) and
+//! [`sentences`], [`markers`], [`validate`] and [`claims`], which hold no PyO3 types) and
 //! maps errors to the Python exceptions promised in `docent_native.pyi`.
 //! Keeping the core PyO3-free lets `cargo test` cover it.
 
+pub mod block_numbers;
 pub mod chars;
 pub mod cited;
+pub mod claims;
+#[cfg(test)]
+mod claims_tests;
+pub mod dates;
 pub mod evidence;
+pub mod facts;
 pub mod fusion;
 pub mod hashing;
 pub mod markers;
+pub mod numbers;
+pub mod polarity;
 pub mod score_fusion;
 pub mod sentences;
 pub mod validate;
@@ -174,6 +182,25 @@ fn parse_citations(
         .collect())
 }
 
+/// Run an answer check (`validate_citations`, `check_claims`) on borrowed
+/// strings, with the GIL released for large inputs and the shared
+/// `min_quote_chars` validation.
+fn with_answer_and_blocks<T: Send>(
+    py: Python<'_>,
+    answer: &Bound<'_, PyString>,
+    blocks: &[Bound<'_, PyString>],
+    min_quote_chars: i64,
+    check: impl FnOnce(&str, &[&str], usize) -> Result<T, validate::ValidateError> + Send,
+) -> PyResult<T> {
+    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
+    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
+    let answer = answer.to_str()?;
+    let blocks = borrow_strs(blocks)?;
+    let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
+    maybe_detach(py, size, || check(answer, &blocks, min_quote_chars))
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Check an answer's citations against its blocks; see `docent_native.pyi`.
 #[pyfunction]
 #[pyo3(signature = (answer, blocks, min_quote_chars = 12))]
@@ -183,15 +210,9 @@ fn validate_citations<'py>(
     blocks: Vec<Bound<'py, PyString>>,
     min_quote_chars: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
-    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
-    let answer = answer.to_str()?;
-    let blocks = borrow_strs(&blocks)?;
-    let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
-    let v = maybe_detach(py, size, || {
-        validate::validate_citations(answer, &blocks, min_quote_chars)
-    })
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = with_answer_and_blocks(py, answer, &blocks, min_quote_chars, |a, b, m| {
+        validate::validate_citations(a, b, m)
+    })?;
 
     let sentences = PyList::empty(py);
     for s in v.sentences {
@@ -214,6 +235,57 @@ fn validate_citations<'py>(
     out.set_item("uncited", v.uncited)?;
     out.set_item("bad_quotes", bad_quotes)?;
     out.set_item("valid", v.valid)?;
+    Ok(out)
+}
+
+/// Fact-level check of each cited sentence; see `docent_native.pyi`.
+#[pyfunction]
+#[pyo3(signature = (answer, blocks, min_quote_chars = 12))]
+fn check_claims<'py>(
+    py: Python<'py>,
+    answer: &Bound<'py, PyString>,
+    blocks: Vec<Bound<'py, PyString>>,
+    min_quote_chars: i64,
+) -> PyResult<Bound<'py, PyList>> {
+    let reports = with_answer_and_blocks(py, answer, &blocks, min_quote_chars, |a, b, m| {
+        claims::check_claims(a, b, m)
+    })?;
+
+    let out = PyList::empty(py);
+    for r in reports {
+        let facts = PyList::empty(py);
+        for f in r.facts {
+            let d = PyDict::new(py);
+            d.set_item("kind", f.kind.as_str())?;
+            d.set_item("text", f.text)?;
+            d.set_item("start", f.start)?;
+            d.set_item("end", f.end)?;
+            d.set_item("found", f.found)?;
+            d.set_item("cited", f.cited)?;
+            facts.append(d)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("sentence", r.sentence)?;
+        d.set_item("start", r.start)?;
+        d.set_item("end", r.end)?;
+        d.set_item("blocks", r.blocks)?;
+        d.set_item("facts", facts)?;
+        match r.polarity {
+            None => d.set_item("polarity", py.None())?,
+            Some(p) => {
+                let pd = PyDict::new(py);
+                pd.set_item("answer_negated", p.answer_negated)?;
+                pd.set_item("evidence_negated", p.evidence_negated)?;
+                pd.set_item("agrees", p.agrees)?;
+                pd.set_item("block", p.block)?;
+                pd.set_item("start", p.start)?;
+                pd.set_item("end", p.end)?;
+                d.set_item("polarity", pd)?;
+            }
+        }
+        d.set_item("supported", r.supported)?;
+        out.append(d)?;
+    }
     Ok(out)
 }
 
@@ -289,6 +361,7 @@ fn docent_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_sentences, m)?)?;
     m.add_function(wrap_pyfunction!(parse_citations, m)?)?;
     m.add_function(wrap_pyfunction!(validate_citations, m)?)?;
+    m.add_function(wrap_pyfunction!(check_claims, m)?)?;
     m.add_function(wrap_pyfunction!(select_evidence_sentences, m)?)?;
     Ok(())
 }

@@ -78,7 +78,7 @@ fn is_exempt(t: &[char]) -> bool {
 }
 
 /// Contents `(start, end)` of the quoted spans of `t` (marks excluded).
-fn quotes(t: &[char]) -> Vec<(usize, usize)> {
+pub(crate) fn quotes(t: &[char]) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     // Once a closing mark is missing after some point, it is missing after
     // every later point too: remembering that keeps the scan linear.

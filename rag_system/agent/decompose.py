@@ -142,13 +142,20 @@ def _finish(pieces: list[str], max_parts: int) -> list[str]:
     """Cap the count (the rest joins the last part), carry the subject, format as questions."""
     if len(pieces) > max_parts:
         pieces = pieces[:max_parts - 1] + [" ".join(strip_question(p) + "?" for p in pieces[max_parts - 1:])]
-    subject = question_subject(pieces[0])
+    subject = question_subject(pieces[0]) or _named(pieces[0])
     out = [as_question(pieces[0])]
     for piece in pieces[1:]:
         if subject and not question_subject(piece):
             piece = substitute_pronoun(piece, subject) or piece
         out.append(as_question(piece) if "?" not in strip_question(piece) else piece.strip())
     return out
+
+
+def _named(question: str) -> str | None:
+    """The first name in a question ("What does Acme charge") when no subject pattern matched:
+    a later "they" most likely means it, and a sub-query without it searches for nothing."""
+    match = re.search(r"(?<=\s)[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*){0,3}", question)
+    return match.group(0) if match else None
 
 
 def _looks_compound(query: str) -> bool:

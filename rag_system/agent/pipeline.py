@@ -1,13 +1,14 @@
-"""The query pipeline as one readable sequence of typed stages (DESIGN §5).
+"""The query pipeline as one readable sequence of typed stages (Documentation/answering.md).
 
-    query ─► triage ─► memory ─► cache ─► decompose? ─► first stage (retry once if weak)
+    query ─► triage ─► follow-up ─► cache ─► decompose? ─► first stage (retry once if weak)
           ─► rerank/select ─► expand ─► budget ─► synthesize ─► validate ─► repair ─► answer | refuse
 
 Each stage reports itself through `emit(event, data)`: the same events the
 RAG API streams as SSE, so the CLI, `/chat` and `/chat/stream` share one code
 path. The pipeline holds only shared components (engine, backends, the
-session-scoped cache and memory, which are thread-safe); each call gets its
-own frozen `ChatRequest`, so concurrent requests never see each other's options.
+semantic cache, which is thread-safe) and no conversation: each call gets its
+own frozen `ChatRequest` carrying the turns so far, so concurrent requests never
+see each other's options and a follow-up resolves the same on any replica.
 """
 
 from __future__ import annotations
@@ -21,15 +22,20 @@ from typing import Any
 from rag_system.agent.cache import CacheScope, SemanticCache
 from rag_system.agent.decompose import decompose
 from rag_system.agent.evidence import expand, gather
-from rag_system.agent.memory import ConversationMemory, standalone_query
+from rag_system.agent.followup import standalone_query
 from rag_system.agent.tokens import TokenLedger
-from rag_system.agent.triage import direct_reply, triage
-from rag_system.agent.types import TextGenerator
+from rag_system.agent.triage import GateDecision, direct_reply, gate, triage
+from rag_system.agent.types import TextGenerator, Turn
 from rag_system.config import Settings
 from rag_system.generation.llm import GenerationParams, LLMBackend, Message
 from rag_system.generation.registry import BackendRegistry
 from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
 from rag_system.retrieval.engine import RetrievalEngine
+from rag_system.generation.pruning import excerpts
+from rag_system.generation.terms import (compound_set, compound_words, initialisms, mentions_compound, specific_words,
+                                         spelled_elsewhere, term_set)
+from rag_system.retrieval.context_line import candidate_body
+from rag_system.retrieval.vocabulary import unmentioned
 from rag_system.retrieval.packer import PackedContext, pack
 from rag_system.retrieval.types import RetrievalOptions
 from rag_system.tasks.documents import catalogue, resolve
@@ -40,6 +46,8 @@ from rag_system.tasks.runner import TaskResponse, TaskRunner
 log = logging.getLogger(__name__)
 
 PROMPT_OVERHEAD_TOKENS = 400  # system rules, example, question, chat template
+#: Whole blocks an extractive answer chooses its sentences from (no prompt to pay for).
+EXTRACTIVE_EVIDENCE_TOKENS = 1500
 _RETRIEVAL_KEYS = {"mode", "k", "filters", "fusion", "rerank", "min_score", "min_keep", "top_k"}
 
 
@@ -59,8 +67,11 @@ class ChatRequest:
     answer_top_k: int = 8
     max_tokens: int = 384
     evidence_tokens: int = 1500
+    prune: bool = True  # prompt shows each block's sentences that bear on the question
     task: str = "qa"  # qa | summary | compare | auto (rag_system/tasks)
     documents: tuple[str, ...] = ()  # document names or ids a task is about
+    history: tuple[Turn, ...] = ()  # the conversation before this question, oldest first
+    warnings: tuple[str, ...] = ()  # said with the answer (e.g. the history could not be read)
 
 
 @dataclass
@@ -75,13 +86,15 @@ class ChatResponse:
     sub_queries: list[str] = field(default_factory=list)
     standalone_query: str | None = None
     route: str = "rag"
+    route_reason: str = "document_question"
     cached: bool = False
     inspector: dict[str, Any] | None = None
     document_scope: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = self.answer.to_json()
-        out.update({"query": self.query, "route": self.route, "source_documents": self.source_documents,
+        out.update({"query": self.query, "route": self.route, "route_reason": self.route_reason,
+                    "source_documents": self.source_documents,
                     "evidence_score": None if self.evidence_score is None else round(self.evidence_score, 4),
                     "token_usage": self.token_usage, "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
                     "sub_queries": self.sub_queries, "standalone_query": self.standalone_query,
@@ -98,7 +111,6 @@ class QueryPipeline:
         self.engine = engine
         self.registry = registry
         self.synthesizer = Synthesizer()
-        self.memory = ConversationMemory.from_settings(settings)
         self.cache = SemanticCache.from_settings(settings)
         self.tasks = TaskRunner(engine, registry)
 
@@ -108,10 +120,11 @@ class QueryPipeline:
         retrieval = self.engine.options(**{k: v for k, v in options.items() if k in _RETRIEVAL_KEYS})
         base: dict[str, Any] = {"context_expand": s.context_expand, "context_window_size": s.context_window_size,
                                 "answer_top_k": s.reranker_top_k, "max_tokens": s.llm_max_tokens,
-                                "evidence_tokens": s.llm_evidence_tokens}
+                                "evidence_tokens": s.llm_evidence_tokens, "prune": s.evidence_prune}
         base.update({k: v for k, v in options.items() if k not in _RETRIEVAL_KEYS and v is not None})
-        if "documents" in base:
-            base["documents"] = tuple(base["documents"])
+        for name in ("documents", "history", "warnings"):
+            if name in base:
+                base[name] = tuple(base[name])
         return ChatRequest(query=query, indexes=tuple(indexes), retrieval=retrieval, **base)
 
     def run(self, request: ChatRequest, emit: Emit | None = None,
@@ -124,11 +137,11 @@ class QueryPipeline:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         ledger = TokenLedger()
-        decision = triage(request.query)
-        direct = decision.route == "direct" and not request.force_rag and not request.retrieval.filters
-        emit("analyze", {"query": request.query, "route": "direct" if direct else "rag", "kind": decision.kind,
-                         "indexes": list(request.indexes)})
-        if direct or not request.indexes:
+        decision = gate(request.query, has_index=bool(request.indexes), force_rag=request.force_rag,
+                        has_filters=bool(request.retrieval.filters), task=request.task)
+        emit("analyze", {"query": request.query, "route": decision.route, "reason": decision.reason,
+                         "kind": decision.kind, "indexes": list(request.indexes)})
+        if decision.route == "direct" or not request.indexes:
             return self._direct(request, decision, emit, t0)
         chain = self.registry.chain(request.backend)
         generator = self._generator(chain[0], ledger) if self.settings.agent_llm else None
@@ -160,17 +173,20 @@ class QueryPipeline:
         if request.context_expand and request.context_window_size > 0 and candidates:
             candidates = expand(self.engine, evidence, candidates, request.context_window_size,
                                 request.indexes, emit, timings)
-        packed = self._pack(request, candidates, chain[0])
+        packed = self._pack(request, query, candidates, chain[0])
         options = SynthesisOptions(
             params=GenerationParams(max_tokens=request.max_tokens, model=request.model),
             repair=self.settings.answer_repair, extractive_sentences=self.settings.extractive_sentences,
             min_coverage=self.settings.refusal_min_coverage, min_similarity=self.settings.refusal_min_similarity,
+            min_ask=self.settings.refusal_min_ask,
             verify=request.verify,
             history=self._history(request))
+        emit("sources", {"source_documents": _sources(packed)})  # shown while the model reads
         ts = time.perf_counter()
         sims = [c.vector_similarity for c in evidence.result.candidates if c.vector_similarity is not None]
         answer = self.synthesizer.answer(query, packed.blocks, chain, options, emit, cancel,
-                                         similarity=max(sims) if sims else None)
+                                         similarity=max(sims) if sims else None,
+                                         absent=self._absent(query, packed, request.indexes))
         timings["synthesis_ms"] = (time.perf_counter() - ts) * 1000
         timings.update(answer.timings_ms)
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
@@ -178,28 +194,27 @@ class QueryPipeline:
             ledger.add(stage, used["prompt"], used["completion"])
         response = ChatResponse(answer, request.query, _sources(packed), evidence.result.evidence_score,
                                 {**ledger.to_json(), "backend": answer.backend}, timings,
-                                warnings=list(evidence.result.warnings), sub_queries=parts if len(parts) > 1 else [],
+                                warnings=[*request.warnings, *evidence.result.warnings],
+                                sub_queries=parts if len(parts) > 1 else [],
                                 standalone_query=query if query != request.query else None,
-                                document_scope=doc_scope)
+                                route_reason=decision.reason, document_scope=doc_scope)
         response.inspector = answer_trace(parts, evidence.runs, evidence.retried_with, packed,
                                           answer.to_json(), doc_scope)
         emit("inspector", response.inspector)
         payload = response.to_json()
-        if request.session_id:
-            self.memory.add(request.session_id, "user", request.query, standalone=query)
-            self.memory.add(request.session_id, "assistant", answer.answer)
-            if vector is not None and answer.answer_source != "refusal":
-                self.cache.put(request.session_id, scope, vector, query, payload)
+        if request.session_id and vector is not None and answer.answer_source != "refusal":
+            self.cache.put(request.session_id, scope, vector, query, payload)
         emit("complete", payload)
         return response
 
     # -- stages --------------------------------------------------------------
-    def _direct(self, request: ChatRequest, decision: Any, emit: Emit, t0: float) -> ChatResponse:
-        text = direct_reply(decision) if decision.route == "direct" else (
+    def _direct(self, request: ChatRequest, decision: GateDecision, emit: Emit, t0: float) -> ChatResponse:
+        text = direct_reply(triage(request.query)) if decision.kind else (
             "No document index is selected. Create or pick an index, add documents, and ask again.")
         emit("direct_answer", {"answer": text, "kind": decision.kind})
         answer = Answer(text, "direct", [], "none", "")
-        response = ChatResponse(answer, request.query, route="direct",
+        reason = decision.reason if decision.route == "direct" else "no_index"
+        response = ChatResponse(answer, request.query, route="direct", route_reason=reason,
                                 timings_ms={"total_ms": (time.perf_counter() - t0) * 1000},
                                 token_usage=TokenLedger().to_json())
         emit("complete", response.to_json())
@@ -223,16 +238,24 @@ class QueryPipeline:
         return scope
 
     def _standalone(self, request: ChatRequest, generator: TextGenerator | None) -> str:
-        if not request.session_id:
-            return request.query
-        rewrite = standalone_query(request.query, self.memory.history(request.session_id), generator)
-        return rewrite.query
+        turns = list(request.history[-self.settings.memory_turns:]) if self.settings.memory_turns else []
+        return standalone_query(request.query, turns, generator).query if turns else request.query
 
     def _history(self, request: ChatRequest) -> str:
-        if not request.session_id:
-            return ""
-        turns = self.memory.history(request.session_id)[-4:]
+        turns = request.history[-min(4, self.settings.memory_turns):] if self.settings.memory_turns else ()
         return "\n".join(f"{t.role}: {t.text[:300]}" for t in turns)
+
+    def _absent(self, query: str, packed: PackedContext, indexes: tuple[str, ...]) -> list[str]:
+        """The question's names and codes that no selected index mentions (answering.md, "Refusing")."""
+        texts = [f"{b.candidate.document_name}\n{b.candidate.heading_path}\n{b.source_text}" for b in packed.blocks]
+        evidence, abbreviations = term_set(texts), initialisms("\n".join(texts))
+        compounds = compound_set("\n".join(texts))
+        missing = [w for w in specific_words(query)
+                   if not term_set([w]) <= evidence and not spelled_elsewhere(w, query, abbreviations)]
+        missing += [w for w in compound_words(query) if not mentions_compound(w, compounds)]
+        if not missing:
+            return []
+        return unmentioned([self.engine.table(i) for i in indexes], missing)
 
     def _generator(self, backend: LLMBackend, ledger: TokenLedger) -> TextGenerator | None:
         if not backend.generative:
@@ -245,11 +268,26 @@ class QueryPipeline:
 
         return generate
 
-    def _pack(self, request: ChatRequest, candidates: list[Any], backend: LLMBackend) -> PackedContext:
+    def _pack(self, request: ChatRequest, query: str, candidates: list[Any], backend: LLMBackend) -> PackedContext:
+        """The evidence the answerer reads (answering.md, "Evidence that fits, best first").
+
+        Excerpts (the sentences that bear on the question) within the budget,
+        the top-ranked block always among them: `evidence_tokens` for a model,
+        which pays for every prompt token; more for quoting without one, which
+        only chooses sentences (from the whole blocks the excerpts come from).
+        """
         window = backend.context_window(request.model)
         room = window - request.max_tokens - PROMPT_OVERHEAD_TOKENS - backend.count_tokens(request.query)
-        budget = max(0, min(request.evidence_tokens, room))
-        return pack(candidates, lambda texts: [backend.count_tokens(t) for t in texts], budget)
+        wanted = request.evidence_tokens if backend.generative else EXTRACTIVE_EVIDENCE_TOKENS
+        budget = max(0, min(wanted, room))
+        bodies = {c.chunk_id: candidate_body(c) for c in candidates}
+        shown = dict(bodies)
+        if request.prune:
+            cut = excerpts([bodies[c.chunk_id] for c in candidates], query, budget, backend.count_tokens)
+            shown = {c.chunk_id: text for c, text in zip(candidates, cut)}
+            candidates = [c for c in candidates if shown[c.chunk_id]]
+        return pack(candidates, lambda texts: [backend.count_tokens(t) for t in texts], budget,
+                    shape=lambda c: (shown[c.chunk_id], bodies[c.chunk_id]), keep_first=True)
 
 
 def _fingerprint(request: ChatRequest) -> dict[str, Any]:
@@ -271,4 +309,4 @@ def _sources(packed: PackedContext) -> list[dict[str, Any]]:
     return [{"n": b.number, "chunk_id": b.candidate.chunk_id, "document_id": b.candidate.document_id,
              "document_name": b.candidate.document_name, "page_start": b.candidate.page_start,
              "page_end": b.candidate.page_end, "place": b.candidate.place, "score": round(b.candidate.score, 4),
-             "text": b.text, "truncated": b.truncated} for b in packed.blocks]
+             "text": b.source_text, "excerpt": b.text, "truncated": b.truncated} for b in packed.blocks]

@@ -23,7 +23,9 @@ import re
 from collections import Counter
 from typing import Protocol, TypeVar
 
-from rag_system.agent.text import STOP_WORDS, content_words, words
+from common.lexicon import STOP_WORDS
+from common.lexicon import tokens as words
+from rag_system.agent.text import content_words
 from rag_system.agent.types import TextGenerator, ask_generator
 
 log = logging.getLogger(__name__)

@@ -10,22 +10,8 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[\w][\w'.-]*[\w]|[\w]", re.UNICODE)
-
-#: Function words plus question scaffolding ("what", "tell", "explain"):
-#: words that carry no topic and so do not help a keyword search.
-STOP_WORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have
-having he her here hers herself him himself his how i if in into is it its itself just let me more most
-my myself no nor not now of off on once only or other our ours ourselves out over own please same she
-should so some such than that the their theirs them themselves then there these they this those through
-to too under until up very was we were what when where which while who whom whose why will with would
-you your yours yourself yourselves s t don doesn didn isn aren wasn weren won wouldn shouldn couldn
-tell explain describe give show say says said list find know want need mean means meaning define
-provide summarize summarise anything something thing things much many may might must shall whats hows
-one ones kind sort lot bit really actually exactly basically regarding according kindly
-""".split())
+from common.lexicon import STOP_WORDS
+from common.lexicon import tokens as words
 
 PRONOUNS = frozenset({"it", "its", "they", "them", "their", "theirs", "he", "she", "him", "his",
                       "her", "hers", "this", "that", "these", "those"})
@@ -46,6 +32,9 @@ _TRAILING_JUNK = re.compile(
     r"in (?:this|the) (?:document|documents|docs|paper|report|text|file|files|contract|policy))$", re.I)
 
 _SUBJECT_PATTERNS = (
+    # "How many employees does StartupXYZ have" -> "StartupXYZ's employees"
+    re.compile(rf"^how\s+(?:many|much)\s+(?P<head>\w+(?:\s+\w+)?)\s+{_AUX}\s+(?P<owner>.+?)\s+(?:have|has|own|owns|"
+               r"employ|employs|hold|holds|get|gets|pay|pays|receive|receives)\b.*$", re.I),
     re.compile(r"^(?:(?:can|could|would) you\s+|please\s+)*(?:tell me (?:more )?about|explain|describe|define|"
                r"summari[sz]e|what about|how about|give me an overview of|an overview of|details on|"
                r"more (?:details )?on|info(?:rmation)? (?:on|about))\s+(?P<np>.+)$", re.I),
@@ -58,11 +47,6 @@ _SUBJECT_PATTERNS = (
     re.compile(rf"^(?:is|are|was|were)\s+(?P<np>.+?)\s+\w+(?:ed|en)\b.*$", re.I),
     re.compile(rf"^(?:is|are|was|were)\s+(?P<np>{_DET}\s+.+?)\s+\w+$", re.I),  # "Is the deposit refundable"
 )
-
-
-def words(text: str) -> list[str]:
-    """Word tokens, lower-cased (apostrophes inside words are kept)."""
-    return [w.lower() for w in _WORD.findall(text or "")]
 
 
 def content_words(text: str) -> list[str]:
@@ -105,6 +89,11 @@ def question_subject(question: str) -> str | None:
     body = re.sub(r"^(?:and|also|so|ok|okay|now|then)[,\s]+", "", body, flags=re.I)
     for pattern in _SUBJECT_PATTERNS:
         match = pattern.match(body)
+        if match and "owner" in pattern.groupindex:
+            owner = _clean_np(match.group("owner"))
+            if owner:
+                return f"{owner}'s {match.group('head')}"
+            continue
         if match:
             np = _clean_np(match.group("np"))
             if np:

@@ -125,16 +125,38 @@ def direct_reply(decision: TriageDecision) -> str:
     return _REPLIES[decision.kind]
 
 
-def route_message(message: str, *, has_index: bool, force_rag: bool,
-                  has_filters: bool) -> Literal["rag", "direct"]:
-    """The gateway's gate for a chat message (pure).
+@dataclass(frozen=True)
+class GateDecision:
+    """Whether a chat message searches the documents (`rag`) or is answered directly, and why.
 
-    An explicit request (force_rag, filters) always searches; without a linked
-    index there is nothing to search; smalltalk and questions about the
-    assistant are answered directly; everything else searches.
+    `reason` is one of `task:<name>`, `force_rag`, `filters`, `no_index`, `smalltalk:<kind>`,
+    `document_question`; the RAG API reports it with the answer (`route_reason`) and the gateway
+    stores it, so the decision is made once, here.
     """
-    if force_rag or has_filters:
-        return "rag"
+
+    route: Literal["rag", "direct"]
+    reason: str
+    kind: Kind | None = None  # the smalltalk kind, when the message is smalltalk
+
+
+def gate(message: str, *, has_index: bool, force_rag: bool = False, has_filters: bool = False,
+         task: str | None = None) -> GateDecision:
+    """The routing of one chat message (pure).
+
+    A task (summary, comparison, auto), `force_rag` or a filter always searches; without an index
+    there is nothing to search; smalltalk and questions about the assistant are answered directly;
+    everything else searches.
+    """
+    decision = triage(message)
+    kind = decision.kind if decision.route == "direct" else None
+    if task not in (None, "qa"):
+        return GateDecision("rag", f"task:{task}", kind)
+    if force_rag:
+        return GateDecision("rag", "force_rag", kind)
+    if has_filters:
+        return GateDecision("rag", "filters", kind)
     if not has_index:
-        return "direct"
-    return "direct" if triage(message).route == "direct" else "rag"
+        return GateDecision("direct", "no_index", kind)
+    if kind is not None:
+        return GateDecision("direct", f"smalltalk:{kind}", kind)
+    return GateDecision("rag", "document_question")

@@ -15,13 +15,15 @@ import time
 from typing import Any
 
 from rag_system.agent.pipeline import QueryPipeline
-from rag_system.api.gateway_client import TurnSaver
+from rag_system.agent.types import Turn
+from rag_system.api.gateway_client import TurnSaver, read_history
 from rag_system.api.index_names import IndexNames
 from rag_system.api.jobs import JobQueue
 from rag_system.api.metrics import GaugeRows, Metrics
 from rag_system.api.paths import AllowedRoots
 from rag_system.api.sync_service import SyncService
 from rag_system.config import Settings
+from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
 from rag_system.indexing.embedder import Embedder, shared_embedder
 from rag_system.indexing.store import ChunkTable, list_indexes, open_store
@@ -33,7 +35,7 @@ INDEX_SIZES_TTL_S = 15.0
 
 
 def cors_origins(setting: str) -> frozenset[str]:
-    """The allowed browser origins; `*` is never honoured (DESIGN §1)."""
+    """The allowed browser origins; `*` is never honoured (Documentation/operations.md)."""
     origins = {o.strip().rstrip("/") for o in setting.split(",") if o.strip()}
     if "*" in origins:
         log.warning("DOCENT_CORS_ORIGINS: '*' is ignored; list the frontend origins explicitly")
@@ -89,7 +91,9 @@ class Service:
                 return
             self.llm_loading = {"state": "loading", "backend": backend.name}
             load()
-            self.llm_loading = {"state": "loaded", "backend": backend.name}
+            backend.warm(warm_up_messages())
+            self.llm_loading = {"state": "loaded", "backend": backend.name,
+                                "prompt_tokens_per_s": round(backend.prompt_rate() or 0.0, 1)}
         except Exception as exc:  # the answer path reports the same failure per request
             log.warning("LLM preload failed: %s", exc)
             self.llm_loading = {"state": "failed", "error": str(exc)}
@@ -103,6 +107,24 @@ class Service:
             self._sizes = (0.0, [])
 
     # -- read-only views -----------------------------------------------------------
+    def conversation(self, session_id: str, exclude_turn: str | None) -> tuple[tuple[Turn, ...], str | None]:
+        """The session's last turns as the gateway holds them, and a warning when it could not be asked.
+
+        Without them a follow-up is answered as a question of its own, which is better than no answer.
+        """
+        limit = self.settings.memory_turns
+        if limit == 0:
+            return (), None
+        try:
+            found = read_history(self.settings.gateway_url, self.settings.api_token, session_id, limit, exclude_turn)
+        except (OSError, ValueError) as exc:
+            log.warning("conversation history of session %s unavailable: %s", session_id, exc)
+            return (), ("the conversation history could not be read from the gateway; "
+                        "this question was answered on its own")
+        turns = tuple(Turn(m["role"], m["content"], m.get("standalone") or None) for m in found
+                      if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str))
+        return turns, None
+
     def index_names(self, fresh: bool = False) -> list[str]:
         return list_indexes(self.db) if fresh else [name for name, _ in self.index_sizes()]
 

@@ -1,4 +1,9 @@
-"""Posts finished chat turns to the gateway, off the request path (DESIGN §1).
+"""The RAG API's two calls to the gateway: read a session's recent turns, post a finished turn.
+
+The RAG API keeps no conversation state: a follow-up that arrives with only a
+`session_id` (the browser streams turns to the RAG API directly) is resolved
+against the last messages the gateway holds (`read_history`), so it survives a
+RAG API restart and reaches any replica.
 
 A streamed turn must be saved even when the browser went away, so the RAG
 API sends it to the gateway's internal save endpoint itself. Saving never
@@ -24,6 +29,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+# The gateway is local or on a private network: never route it through an HTTP proxy.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def read_history(base_url: str, token: str, session_id: str, limit: int, exclude_turn: str | None = None,
+                 timeout_s: float = 10.0) -> list[dict[str, Any]]:
+    """`GET /sessions/<id>/history` of the gateway: the last `limit` messages, oldest first.
+
+    An unknown session has no history (404 -> []); any other failure raises (`OSError`,
+    `urllib.error.HTTPError`, `ValueError`) and the caller decides what to do without it.
+    """
+    query = urllib.parse.urlencode({"limit": limit, **({"exclude_turn": exclude_turn} if exclude_turn else {})})
+    url = f"{base_url.rstrip('/')}/sessions/{urllib.parse.quote(session_id, safe='')}/history?{query}"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with _DIRECT.open(request, timeout=timeout_s) as response:
+            body = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return []
+        raise
+    history = body.get("history") if isinstance(body, dict) else None
+    if not isinstance(history, list):
+        raise ValueError("the gateway's history answer has no 'history' list")
+    return [m for m in history if isinstance(m, dict)]
 
 
 @dataclass
@@ -58,8 +89,6 @@ class TurnSaver:
         self._pending = 0
         self._done = threading.Condition()
         self._stopping = False
-        # The gateway is local or on a private network: never route it through an HTTP proxy.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def start(self) -> None:
         self._thread.start()
@@ -148,5 +177,5 @@ class TurnSaver:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         request = urllib.request.Request(self.url(item.session_id), data=data, headers=headers, method="POST")
-        with self._opener.open(request, timeout=self.timeout_s) as response:
+        with _DIRECT.open(request, timeout=self.timeout_s) as response:
             response.read()

@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rag_system.api.errors import ApiError
-from rag_system.api.messages import Request, Response, Stream
+from common.errors import ApiError, status_of
+from common.http import Response
+from common.sse import SSEStream
+from rag_system.api.messages import Request, Stream
 from rag_system.api.options import ChatOptions, parse_chat, parse_retrieve
-from rag_system.api.sse import SSEStream
-from rag_system.api.turns import Turn, classify
+from rag_system.api.turns import Turn
 from rag_system.generation.synthesis import Cancelled
 from rag_system.tasks.inspect import retrieval_trace
 
@@ -25,9 +26,13 @@ log = logging.getLogger(__name__)
 
 def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
     options = parse_chat(request.service.names.resolve_body(request.json()))
+    history, warning = (options.history, None) if options.history is not None else ((), None)
+    if options.history is None and options.session_id:
+        history, warning = request.service.conversation(options.session_id, options.turn_id)
     pipeline = request.service.pipeline
     try:
         chat_request = pipeline.request(options.query, options.indexes, session_id=options.session_id,
+                                        history=history, warnings=(warning,) if warning else (),
                                         **options.pipeline)
     except (TypeError, ValueError) as exc:
         raise ApiError(400, "invalid_option", str(exc)) from exc
@@ -51,14 +56,12 @@ def chat(request: Request) -> Response:
     try:
         response = request.service.pipeline.run(turn.request, turn.record, None)
     except Exception as exc:
-        status, code = classify(exc)
+        status, code = status_of(exc)
         if status >= 500:
             log.exception("chat failed", extra={"request_id": request.request_id})
         turn.failed(code, _error_message(exc, status, request.request_id))
         _save(request, turn)
-        if status >= 500 and code == "internal_error":
-            raise
-        raise ApiError(status, code, str(exc)) from exc
+        raise
     payload = turn.complete if turn.complete is not None else response.to_json()
     steps = [s for s in turn.steps if s["type"] != "complete"]  # the complete event is the payload itself
     payload = dict(payload, turn_id=turn.turn_id, steps=steps)
@@ -87,7 +90,7 @@ def chat_stream(request: Request) -> Stream:
             turn.cancelled()
             log.info("chat stream cancelled by the client", extra={"request_id": request.request_id})
         except Exception as exc:
-            status, code = classify(exc)
+            status, code = status_of(exc)
             if status >= 500:
                 log.exception("chat stream failed", extra={"request_id": request.request_id})
             error = turn.failed(code, _error_message(exc, status, request.request_id))
@@ -103,12 +106,5 @@ def chat_stream(request: Request) -> Stream:
 def retrieve(request: Request) -> Response:
     options = parse_retrieve(request.service.names.resolve_body(request.json()))
     engine = request.service.engine
-    try:
-        retrieval = engine.options(**options.retrieval)
-        result = engine.retrieve(options.index, options.query, retrieval)
-    except Exception as exc:
-        status, code = classify(exc)
-        if status >= 500:
-            raise
-        raise ApiError(status, code, str(exc)) from exc
+    result = engine.retrieve(options.index, options.query, engine.options(**options.retrieval))
     return Response(200, {"index": options.index, **result.to_json(), "inspector": retrieval_trace(result, options.index)})

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 
-from rag_system.api.errors import ApiError, not_found
+from common.errors import ApiError
+from common.http import Response
+from common.sse import SSEStream
 from rag_system.api.jobs import Job
-from rag_system.api.messages import Request, Response, Stream
+from rag_system.api.messages import Request, Stream
 from rag_system.api.options import index_name, parse_index
 from rag_system.api.paths import checked_paths
-from rag_system.api.sse import SSEStream
 
 #: How long `DELETE /indexes/<name>` waits for the writer before answering 202.
 DELETE_WAIT_S = 120.0
@@ -52,8 +53,8 @@ def check_embedder(request: Request, index: str, wanted: str | None) -> None:
 def _job(request: Request) -> Job:
     job = request.service.jobs.get(request.params["job_id"])
     if job is None:
-        raise not_found(f"no index job {request.params['job_id']!r} (finished jobs are kept for a while only)",
-                        "job_not_found")
+        raise ApiError(404, "job_not_found",
+                       f"no index job {request.params['job_id']!r} (finished jobs are kept for a while only)")
     return job
 
 
@@ -104,5 +105,5 @@ def delete_index(request: Request) -> Response:
     if job.state != "done":
         raise ApiError(500, "delete_failed", job.error or "the deletion failed")
     if not job.result.get("deleted"):
-        raise not_found(f"index {name!r} does not exist", "index_not_found")
+        raise ApiError(404, "index_not_found", f"index {name!r} does not exist")
     return Response(200, {"deleted": True, "index": name, "job_id": job.job_id})

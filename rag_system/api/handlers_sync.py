@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from rag_system.api.errors import ApiError, bad_request
+from common.errors import ApiError, bad_request
+from common.http import Response
 from rag_system.api.handlers_index import require_writer
-from rag_system.api.messages import Request, Response
+from rag_system.api.messages import Request
 from rag_system.api.options import index_name, normalise_keys
 from rag_system.api.sync_service import SyncError
 

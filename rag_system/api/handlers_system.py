@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rag_system.api.messages import Request, Response
+from common.http import Response
+from rag_system.api.messages import Request
 from rag_system.indexing.embedders import listing as embedder_listing
 
 log = logging.getLogger(__name__)

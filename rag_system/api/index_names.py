@@ -4,7 +4,7 @@ An index made in the web app has three names: the gateway's id (which is
 the RAG API's name for it), its `vector_table_name` (`idx_<id>`) and the
 display name a person gave it ("Debian PDFs"); localGPT clients also send
 `text_pages_<id>`. `/chat`, `/chat/stream` and `/retrieve` accept all of
-them. Display names belong to the gateway (it owns SQLite, DESIGN §1), so a
+them. Display names belong to the gateway (it owns SQLite, Documentation/architecture.md), so a
 name that is not an index is looked up there (`GET /indexes`, every time: a
 cached list would hide a rename or a second index of the same name); a name
 two indexes share is refused with both ids, never guessed.
@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rag_system.api.errors import ApiError
+from common.errors import ApiError
 from rag_system.api.options import LEGACY_TABLE_PREFIX, normalise_keys
 from rag_system.indexing.store import TABLE_PREFIX, InvalidIndexNameError, validate_index_name
 

@@ -1,4 +1,4 @@
-"""The single writer of LanceDB: one thread runs index jobs one at a time (DESIGN §1).
+"""The single writer of LanceDB: one thread runs index jobs one at a time (Documentation/architecture.md).
 
 Builds and deletions are queued and executed in order by one thread, so two
 writers never touch a table at once, while reads go on concurrently (LanceDB

@@ -23,7 +23,7 @@ def add_command(sub: Any) -> None:
 
 
 def run_api(args: argparse.Namespace, settings: Settings) -> int:
-    from rag_system.api import logs
+    from common import logs
     from rag_system.api.server import check_bind
 
     logs.configure(logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)

@@ -1,18 +1,16 @@
-"""What a handler receives and returns: a parsed request, a JSON/text response, or a stream."""
+"""What a handler receives and returns: a parsed request, or a stream (responses are `common.http.Response`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rag_system.api.errors import ApiError
-from rag_system.jsonbody import JsonBodyError, parse_json_body
+from common.jsonbody import decode_json
 
 if TYPE_CHECKING:
+    from common.sse import SSEStream
     from rag_system.api.app import Service
-    from rag_system.api.sse import SSEStream
 
 
 @dataclass
@@ -28,27 +26,7 @@ class Request:
 
     def json(self) -> Any:
         """The body as JSON; an empty body is `{}`; anything unparsable is a 400."""
-        if not self.body.strip():
-            return {}
-        try:
-            return parse_json_body(self.body)
-        except JsonBodyError as exc:
-            raise ApiError(400, "invalid_json", f"the request body is not valid JSON ({exc})") from exc
-
-
-@dataclass
-class Response:
-    status: int = 200
-    body: Any = None  # dict/list -> JSON; str -> text
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def encode(self) -> bytes:
-        if isinstance(self.body, (bytes, bytearray)):
-            return bytes(self.body)
-        if isinstance(self.body, str):
-            return self.body.encode()
-        return json.dumps(self.body, ensure_ascii=False).encode()
+        return decode_json(self.body) if self.body.strip() else {}
 
 
 @dataclass
@@ -57,3 +35,4 @@ class Stream:
 
     run: Callable[[SSEStream], None]
     headers: dict[str, str] = field(default_factory=dict)
+

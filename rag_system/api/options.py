@@ -1,4 +1,4 @@
-"""Request bodies -> per-request options, normalised once (DESIGN §1, §9).
+"""Request bodies -> per-request options, normalised once (Documentation/api.md).
 
 Clients of the product we replace send its option names, in snake_case or
 camelCase (`rerankerTopK` == `reranker_top_k`; when both spellings are
@@ -15,19 +15,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_system.api.errors import bad_request
+from common.errors import bad_request
+from common.options import MODES, snake_case
+from rag_system.agent.types import Turn
 from rag_system.generation.registry import AUTO_ORDER
 from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
 from rag_system.retrieval.filters import FilterError, compile_filters
-from rag_system.retrieval.types import MODES
 from rag_system.tasks.compare import MAX_DOCUMENTS
 from rag_system.tasks.routing import TASKS
 
 MAX_QUERY_CHARS = 8000
 MAX_INDEXES = 16
 MAX_PATHS = 10000
+MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the last MEMORY_TURNS)
+MAX_MESSAGE_CHARS = 20_000
 BACKENDS = ("auto", *AUTO_ORDER)
-_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 LEGACY_TABLE_PREFIX = "text_pages_"  # localGPT's table names for an index id
 
@@ -39,6 +41,9 @@ class ChatOptions:
     session_id: str | None = None
     turn_id: str | None = None
     pipeline: dict[str, Any] = field(default_factory=dict)  # keyword arguments of QueryPipeline.request
+    #: The conversation so far (`conversation_history`, oldest first), or None when not sent: then a
+    #: request with a session id reads it from the gateway.
+    history: tuple[Turn, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,10 +60,6 @@ class IndexRequest:
     embedder: str | None = None  # the embedder of a new index (rag_system/indexing/embedders.py)
 
 
-def snake(key: str) -> str:
-    return _CAMEL.sub(lambda m: "_" + m.group(1).lower(), key)
-
-
 def normalise_keys(body: Any) -> dict[str, Any]:
     """One canonical snake_case key per option; explicit snake_case beats camelCase."""
     if not isinstance(body, Mapping):
@@ -67,7 +68,7 @@ def normalise_keys(body: Any) -> dict[str, Any]:
     for key, value in body.items():
         if not isinstance(key, str):
             continue
-        canonical = snake(key)
+        canonical = snake_case(key)
         if canonical in out and key != canonical:
             continue  # the snake_case spelling was already seen and wins
         out[canonical] = value
@@ -188,6 +189,25 @@ def _task(body: dict[str, Any]) -> tuple[str | None, list[str] | None]:
     return task, [d.strip() for d in docs] or None
 
 
+def _history(body: dict[str, Any]) -> tuple[Turn, ...] | None:
+    """localGPT's `conversation_history`: [{"role": "user"|"assistant", "content": str}, ...], oldest first."""
+    value = body.get("conversation_history")
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_HISTORY:
+        raise bad_request(f"conversation_history must be a list of at most {MAX_HISTORY} messages", "invalid_option")
+    turns: list[Turn] = []
+    for item in value:
+        role, content = (item.get("role"), item.get("content")) if isinstance(item, dict) else (None, None)
+        standalone = item.get("standalone") if isinstance(item, dict) else None
+        if role not in ("user", "assistant") or not isinstance(content, str) or len(content) > MAX_MESSAGE_CHARS \
+                or not (standalone is None or isinstance(standalone, str)):
+            raise bad_request('each conversation_history item must be {"role": "user" or "assistant", '
+                              f'"content": a string of at most {MAX_MESSAGE_CHARS} characters}}', "invalid_option")
+        turns.append(Turn(role, content, standalone or None))
+    return tuple(turns)
+
+
 def _retrieval(body: dict[str, Any]) -> dict[str, Any]:
     top_k = _int(body, "reranker_top_k", 1, 100)
     return {"mode": _mode(body), "k": _int(body, "retrieval_k", 1, 1000), "filters": _filters(body),
@@ -216,7 +236,7 @@ def parse_chat(raw: Any) -> ChatOptions:
     return ChatOptions(query=query, indexes=_indexes(body),
                        session_id=_str(body, "session_id", max_len=128, pattern=_ID),
                        turn_id=_str(body, "turn_id", max_len=128, pattern=_ID),
-                       pipeline={k: v for k, v in options.items() if v is not None})
+                       pipeline={k: v for k, v in options.items() if v is not None}, history=_history(body))
 
 
 def parse_retrieve(raw: Any) -> RetrieveOptions:

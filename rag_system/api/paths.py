@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_system.api.errors import ApiError
+from common.errors import ApiError
 from rag_system.config import Settings
 
 

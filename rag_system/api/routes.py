@@ -1,33 +1,12 @@
-"""The route table: (method, pattern) -> handler. Patterns use `{name}` segments."""
+"""The route table: (method, pattern) -> handler (`common.http.RouteTable` matches; 404/405 come from it)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
+from common.http import Route, RouteTable
 from rag_system.api import handlers_chat, handlers_index, handlers_sync, handlers_system
-from rag_system.api.errors import ApiError
-
-Handler = Callable[[Any], Any]
-
-
-@dataclass(frozen=True)
-class Route:
-    method: str
-    pattern: str
-    handler: Handler
-    auth: bool = True  # needs the bearer token when one is configured
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        parts = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.pattern)
-        object.__setattr__(self, "regex", re.compile(f"^{parts}$"))
-
 
 ROUTES = (
-    Route("GET", "/health", handlers_system.health, auth=False),
+    Route("GET", "/health", handlers_system.health, public=True),
     Route("GET", "/models", handlers_system.models),
     Route("GET", "/metrics", handlers_system.metrics),
     Route("POST", "/chat", handlers_chat.chat),
@@ -46,23 +25,5 @@ ROUTES = (
 )
 
 
-class Router:
-    def __init__(self, routes: tuple[Route, ...] = ROUTES) -> None:
-        self.routes = routes
-
-    def match(self, method: str, path: str) -> tuple[Route, dict[str, str]]:
-        allowed: list[str] = []
-        for route in self.routes:
-            m = route.regex.match(path)
-            if m is None:
-                continue
-            if route.method == method:
-                return route, m.groupdict()
-            allowed.append(route.method)
-        if allowed:
-            raise ApiError(405, "method_not_allowed", f"{method} is not allowed on {path}",
-                           {"Allow": ", ".join(sorted(set(allowed)))})
-        raise ApiError(404, "not_found", f"no route for {method} {path}")
-
-    def methods(self, path: str) -> list[str]:
-        return sorted({r.method for r in self.routes if r.regex.match(path)})
+def router() -> RouteTable:
+    return RouteTable(ROUTES)

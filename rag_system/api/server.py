@@ -9,38 +9,35 @@ logged with its traceback and answered 500 with the request id.
 
 from __future__ import annotations
 
-import hmac
 import logging
-import re
 import socket
 import threading
 import time
-import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from common.errors import ApiError, DomainError
+from common.http import Response, RouteTable, allowed_origin, check_bearer, request_id
+from common.net import bind_refusal
+from common.sse import SSEStream
 from rag_system.api.app import Service
-from rag_system.api.errors import ApiError
-from rag_system.api.messages import Request, Response, Stream
-from rag_system.api.routes import Router
-from rag_system.api.sse import SSEStream
-from rag_system.config import ConfigError, is_loopback
+from rag_system.api.messages import Request, Stream
+from rag_system.api.routes import router as default_router
+from rag_system.config import ConfigError
 
 log = logging.getLogger("rag_system.api")
 access = logging.getLogger("rag_system.api.access")
 
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 ALLOW_HEADERS = "Authorization, Content-Type, X-Request-Id, Last-Event-ID"
 PREFLIGHT_MAX_AGE = "600"
 
 
 def check_bind(host: str, token: str) -> None:
-    """A non-loopback bind without a service token is refused (DESIGN §1)."""
-    if not is_loopback(host) and not token:
-        raise ConfigError(f"refusing to listen on {host!r} without DOCENT_API_TOKEN: any machine that can "
-                          "reach this address could read your documents; set DOCENT_API_TOKEN "
-                          "(and give the gateway the same value) or bind 127.0.0.1")
+    """A non-loopback bind without a service token is refused (`common.net.bind_refusal`)."""
+    refusal = bind_refusal(host, token)
+    if refusal:
+        raise ConfigError(refusal)
 
 
 class ApiServer(ThreadingHTTPServer):
@@ -48,13 +45,13 @@ class ApiServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 64
 
-    def __init__(self, address: tuple[str, int], service: Service, router: Router | None = None) -> None:
+    def __init__(self, address: tuple[str, int], service: Service, router: RouteTable | None = None) -> None:
         check_bind(address[0], service.settings.api_token)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, ApiHandler)
         self.service = service
-        self.router = router or Router()
+        self.router = router or default_router()
 
     @property
     def url(self) -> str:
@@ -87,7 +84,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         started = time.perf_counter()
         service = self.server.service
-        self.request_id = self._request_id()
+        self.request_id = request_id(self.headers)
         self.status = 0
         self.bytes_in = 0
         route_label = "unmatched"
@@ -100,8 +97,8 @@ class ApiHandler(BaseHTTPRequestHandler):
                 return
             route, params = self.server.router.match(method, path)
             route_label = route.pattern
-            if route.auth:
-                self._authorise()
+            if not route.public:
+                check_bearer(self.headers, service.settings.api_token)
             body = self._read_body()
             request = Request(method, path, params, parse_qs(urlsplit(self.path).query), self.headers, body,
                               self.request_id, service)
@@ -110,8 +107,10 @@ class ApiHandler(BaseHTTPRequestHandler):
                 self._stream(result)
             else:
                 self._send(result)
-        except ApiError as exc:
-            self._send(Response(exc.status, exc.to_json(), headers=exc.headers))
+        except DomainError as exc:
+            if exc.status >= 500:
+                log.error("%s %s: %s", method, route_label, exc, extra={"request_id": self.request_id})
+            self._send(Response.error(exc))
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
             self.status = self.status or 499
@@ -126,20 +125,6 @@ class ApiHandler(BaseHTTPRequestHandler):
             access.info("request", extra={"request_id": self.request_id, "method": method, "route": route_label,
                                           "status": self.status, "duration_ms": round(seconds * 1000, 1),
                                           "bytes_in": self.bytes_in, "client": self.client_address[0]})
-
-    def _request_id(self) -> str:
-        given = self.headers.get("X-Request-Id", "")
-        return given if _REQUEST_ID.match(given) else uuid.uuid4().hex
-
-    def _authorise(self) -> None:
-        token = self.server.service.settings.api_token
-        if not token:
-            return
-        given = self.headers.get("Authorization", "")
-        scheme, _, value = given.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
-            raise ApiError(401, "unauthorized", "missing or wrong bearer token (Authorization: Bearer <token>)",
-                           {"WWW-Authenticate": 'Bearer realm="docent"'})
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -173,18 +158,18 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     # -- CORS -------------------------------------------------------------------------
     def _cors_headers(self) -> dict[str, str]:
-        origin = self.headers.get("Origin")
-        if origin and origin.rstrip("/") in self.server.service.cors_origins:
+        origin = allowed_origin(self.headers, self.server.service.cors_origins)
+        if origin:
             return {"Access-Control-Allow-Origin": origin, "Vary": "Origin",
                     "Access-Control-Expose-Headers": "X-Request-Id"}
-        return {"Vary": "Origin"} if origin else {}
+        return {"Vary": "Origin"} if self.headers.get("Origin") else {}
 
     def _preflight(self, path: str) -> None:
         origin = self.headers.get("Origin")
         methods = self.server.router.methods(path)
         if not methods:
             raise ApiError(404, "not_found", f"no route for {path}")
-        if origin is not None and origin.rstrip("/") not in self.server.service.cors_origins:
+        if origin is not None and allowed_origin(self.headers, self.server.service.cors_origins) is None:
             raise ApiError(403, "origin_not_allowed", f"origin {origin!r} is not in DOCENT_CORS_ORIGINS")
         headers = {"Allow": ", ".join([*methods, "OPTIONS"])}
         if origin is not None:
@@ -196,7 +181,8 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     # -- writing ----------------------------------------------------------------------
     def _send(self, response: Response) -> None:
-        payload = b"" if response.status == 204 or response.body is None else response.encode()
+        payload = response.payload()
+        assert isinstance(payload, bytes), "the RAG API streams through Stream, not a Response body"
         self.status = response.status
         self.send_response(response.status)
         headers = {"Content-Type": response.content_type, "X-Request-Id": self.request_id,

@@ -18,32 +18,6 @@ from typing import Any
 
 from rag_system.agent.pipeline import ChatRequest
 from rag_system.api.options import ChatOptions
-from rag_system.generation.registry import UnknownBackendError
-from rag_system.indexing.embedder import EmbedderLoadError
-from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
-from rag_system.retrieval.filters import FilterError
-from rag_system.retrieval.types import RetrievalModeError
-from rag_system.tasks.compare import CompareError
-from rag_system.tasks.documents import DocumentNotFoundError
-from rag_system.tasks.routing import TaskChoiceError
-
-
-def classify(exc: BaseException) -> tuple[int, str]:
-    """(HTTP status, error code) for an exception raised while answering."""
-    if isinstance(exc, IndexNotFoundError):
-        return 404, "index_not_found"
-    if isinstance(exc, DocumentNotFoundError):
-        return 404, "document_not_found"
-    if isinstance(exc, (CompareError, TaskChoiceError)):
-        return 400, "invalid_task"
-    if isinstance(exc, EmbedderMismatchError):
-        return 409, "embedder_mismatch"
-    if isinstance(exc, (FilterError, RetrievalModeError, UnknownBackendError, InvalidIndexNameError)):
-        return 400, "invalid_option"
-    if isinstance(exc, EmbedderLoadError):
-        return 503, "embedder_unavailable"
-    return 500, "internal_error"
-
 
 #: Fields of the `complete` event that the saved record holds at its top level.
 _SAVED_AT_TOP = frozenset({"answer", "response", "answer_source", "citations", "source_documents",
@@ -68,6 +42,9 @@ class Turn:
                 at_ms = round((time.perf_counter() - self.started) * 1000, 1)
                 self.steps.append({"type": "first_token", "data": {"at_ms": at_ms}})
             self.tokens.append(str(data.get("text", "")))
+            return
+        if event == "sources":  # the record holds them once (source_documents); the step says when
+            self.steps.append({"type": event, "data": {"count": len(data.get("source_documents", []))}})
             return
         if event != "complete":
             self.steps.append({"type": event, "data": data})

@@ -14,13 +14,11 @@ back part of a full chunk instead of at the budget's edge.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
-from rag_system.generation.terms import STOP_WORDS, stem
-
-_WORD = re.compile(r"[^\W\d_][\w]+")
+from common import lexicon
+from common.lexicon import STOP_WORDS, stem
 
 #: Words of text read on each side of a gap (about two short paragraphs).
 SPAN_WORDS = 60
@@ -40,8 +38,7 @@ def gap_cohesion(texts: Sequence[str], starts: Sequence[bool], span: int = SPAN_
 
 
 def _bag(text: str) -> Counter[str]:
-    return Counter(stem(w) for w in (m.group(0).lower() for m in _WORD.finditer(text))
-                   if len(w) > 2 and w not in STOP_WORDS)
+    return Counter(stem(w) for w in lexicon.words(text) if len(w) > 2 and w[0].isalpha() and w not in STOP_WORDS)
 
 
 def _gather(bags: Sequence[Counter[str]], sizes: Sequence[int], order: range, span: int) -> Counter[str]:

@@ -27,7 +27,7 @@ POOL = 24
 
 def selectable_text(block: EvidenceBlock) -> tuple[str, int]:
     """The block's text without its leading context line ("<document> > <headings>"), and its offset."""
-    text = block.text
+    text = block.source_text
     first, sep, rest = text.partition("\n")
     if sep and first.startswith(block.candidate.document_name):
         return rest, len(first) + 1

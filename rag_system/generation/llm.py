@@ -104,6 +104,14 @@ class LLMBackend(abc.ABC):
                result: StreamResult) -> Iterator[str]:
         """Yield text pieces; set `result.completion` when done."""
 
+    def prompt_rate(self) -> float | None:
+        """Prompt tokens read per second, when measured (see `warm`); None when unknown."""
+        return None
+
+    def warm(self, messages: list[Message]) -> None:
+        """Read a representative prompt once at start-up (cache its prefix, measure the rate); optional."""
+        return None
+
     def complete(self, messages: list[Message], params: GenerationParams) -> Completion:
         result = StreamResult()
         for _ in self.stream(messages, params, result):

@@ -20,8 +20,10 @@ REFUSAL_TEXT = "The documents do not contain enough information to answer this q
 
 SYSTEM_PROMPT = (
     "You are Docent. Answer the question using the numbered sources the user gives you.\n"
-    "Write one to three short sentences. After each sentence put the number of the source it comes from "
-    "in square brackets, like [1].\n"
+    "Write one to three short sentences. Use the words of the source that answers. After each sentence "
+    "put the number of the source it comes from in square brackets, like [1].\n"
+    "Example. Sources: [1] lease.pdf, p. 2: The tenant must give 60 days' written notice. "
+    "Question: How much notice does the tenant give? Answer: The tenant must give 60 days' written notice [1].\n"
     f"Use only what the sources say. If no source is about the question, reply exactly: {REFUSAL_TEXT}"
 )
 
@@ -33,6 +35,18 @@ def grounded_messages(question: str, evidence: str, history: str = "") -> list[M
         parts.append(f"Earlier in this conversation:\n{history}")
     parts.append(f"Question: {question}")
     return [Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))]
+
+
+#: A representative prompt for warming a model at start-up (it matches the real prompts' system part).
+_WARM_EVIDENCE = ("[1] example.pdf, p. 1\nThe notice period is thirty (30) days from the date of the written "
+                  "notice. Either party may terminate this agreement for convenience. The supplier must "
+                  "return all confidential material within ten business days after termination.\n\n"
+                  "[2] example.pdf, p. 2\nInvoices are payable within 45 days. Late payments accrue "
+                  "interest at 1.5% per month. Disputed amounts must be raised in writing before the due date.")
+
+
+def warm_up_messages() -> list[Message]:
+    return grounded_messages("What is the notice period?", _WARM_EVIDENCE)
 
 
 def repair_messages(question: str, evidence: str, answer: str, problems: list[str]) -> list[Message]:

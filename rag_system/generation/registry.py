@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from common.errors import DomainError
 from rag_system.config import Settings
 from rag_system.generation.backends.llamacpp import LlamaCppBackend
 from rag_system.generation.backends.remote import OllamaBackend, OpenAIBackend
@@ -31,8 +32,10 @@ log = logging.getLogger(__name__)
 AUTO_ORDER = ("ollama", "openai", "llamacpp", "extractive")
 
 
-class UnknownBackendError(ValueError):
+class UnknownBackendError(DomainError, ValueError):
     """A request named a backend that does not exist."""
+
+    status, code = 400, "invalid_option"
 
 
 class ExtractiveBackend(LLMBackend):
@@ -74,7 +77,7 @@ class BackendRegistry:
     def _build(self, name: str) -> LLMBackend:
         s = self.settings
         if name == "llamacpp":
-            return LlamaCppBackend(s.llm_gguf, context_tokens=s.llm_context_tokens, threads=s.llm_threads,
+            return LlamaCppBackend(s.llm_gguf, context_tokens=s.llm_context_tokens, threads=s.llm_threads, gpu_layers=s.llm_gpu_layers,
                                    models_dir=Path(s.models_dir).expanduser() if s.models_dir else None)
         if name == "ollama":
             return OllamaBackend(s.ollama_host, s.ollama_model, timeout=s.llm_timeout_s,

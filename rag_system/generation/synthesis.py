@@ -1,6 +1,6 @@
 """Evidence in, checked answer out: synthesize, validate, repair once, else extract or refuse.
 
-The loop (DESIGN §5): refuse up front when the evidence does not mention the
+The loop (Documentation/answering.md): refuse up front when the evidence does not mention the
 question's key terms; otherwise stream an answer from the first backend that
 works (falling through on failure), validate its citations natively, repair
 once (attribution, then one model round with the validator's findings), and
@@ -11,6 +11,7 @@ if it is still invalid replace it with an extractive answer or a refusal.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +19,9 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_system.generation.citations import Validation, attribute, check, citation_records, validate
+import docent_native
+
+from rag_system.generation.citations import Validation, attribute, check, citation_records, located_text, validate
 from rag_system.generation.extractive import extractive_answer
 from rag_system.generation.llm import (
     ContextOverflowError,
@@ -34,7 +37,7 @@ from rag_system.generation.prompts import (
     normalise_answer,
     repair_messages,
 )
-from rag_system.generation.terms import coverage, support
+from rag_system.generation.terms import ask_coverage, coverage, support
 from rag_system.retrieval.packer import EvidenceBlock
 
 log = logging.getLogger(__name__)
@@ -56,6 +59,7 @@ class SynthesisOptions:
     extractive_sentences: int = 3
     min_coverage: float = 0.5
     min_similarity: float = 0.35
+    min_ask: float = 0.34  # share of the question's ask terms the quoted blocks must hold (extractive)
     verify: bool = True
     history: str = ""
 
@@ -95,11 +99,17 @@ class Synthesizer:
 
     def answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
                options: SynthesisOptions = SynthesisOptions(), emit: Emit = _noop,
-               cancel: threading.Event | None = None, similarity: float | None = None) -> Answer:
-        """`similarity`: the best query-chunk cosine of the first stage, when a vector leg ran."""
-        cov, missing = coverage(question, [b.text for b in blocks])
-        if not blocks or not _covered(cov, similarity, options):
+               cancel: threading.Event | None = None, similarity: float | None = None,
+               absent: list[str] | None = None) -> Answer:
+        """`similarity`: the best query-chunk cosine of the first stage, when a vector leg ran.
+
+        `absent`: names and codes of the question that the searched indexes never
+        mention (not just these blocks): the documents are about something else.
+        """
+        cov, missing = coverage(question, [located_text(b) for b in blocks])
+        if not blocks or absent or not _covered(cov, similarity, options):
             why = ("no evidence was retrieved" if not blocks else
+                   f"the documents never mention: {', '.join(absent[:6])}" if absent else
                    f"the documents do not mention: {', '.join(missing[:6])}")
             answer = self._refusal_answer(why, emit)
             answer.coverage = cov
@@ -115,9 +125,9 @@ class Synthesizer:
                 log.warning("backend %s failed, falling through: %s", backend.name, exc)
                 fallbacks.append({"backend": backend.name, "error": str(exc)})
                 emit("backend_fallback", {"from": backend.name, "error": str(exc)})
-        text = extractive_answer(question, blocks, options.extractive_sentences)
+        text, why = _extract(question, blocks, options)
         if text is None:
-            answer = self._refusal_answer("no evidence sentence matches the question", emit)
+            answer = self._refusal_answer(why, emit)
             answer.coverage = cov
         else:
             answer = self._final(text, "extractive", blocks, "extractive", "none", cov, options)
@@ -131,6 +141,13 @@ class Synthesizer:
         t0 = time.perf_counter()
         result = StreamResult()
         messages = grounded_messages(question, evidence, options.history)
+        prompt = backend.prompt_tokens(messages, options.params.model)
+        rate = backend.prompt_rate()
+        estimate = round(prompt / rate, 1) if rate else None
+        passages = f"{len(blocks)} passage{'s' if len(blocks) != 1 else ''}"
+        emit("generation_started", {"backend": backend.name, "passages": len(blocks), "prompt_tokens": prompt,
+                                    "estimated_s": estimate,
+                                    "message": f"Reading {passages}" + (f" (~{estimate:.0f} s)" if estimate else "")})
         first_token: float | None = None
         with closing(backend.stream(messages, options.params, result)) as pieces:
             for piece in pieces:
@@ -160,16 +177,16 @@ class Synthesizer:
         if is_refusal(text):
             emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
-        report = check(text, blocks, options.verify)
+        report = check(text, blocks, options.verify, question)
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
         if report.valid:
             return self._final(text, "llm", blocks, backend.name, "", 0.0, options, report), first
         if not options.repair:
-            return self._replace(question, blocks, options, emit, "citations did not validate"), first
+            return self._replace(question, blocks, options, emit, "citations did not validate", text), first
         fixed, count = attribute(text, blocks, report)
         if count:
-            report = check(fixed, blocks, options.verify)
+            report = check(fixed, blocks, options.verify, question)
             report.attributed = count
             if report.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
@@ -180,16 +197,16 @@ class Synthesizer:
         second = strip_labels(normalise_answer(repaired.text), blocks)
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit), first
-        report = check(second, blocks, options.verify)
+        report = check(second, blocks, options.verify, question)
         if not report.valid:
             second, count = attribute(second, blocks, report)
             if count:
-                report = check(second, blocks, options.verify)
+                report = check(second, blocks, options.verify, question)
                 report.attributed = count
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
             return self._final(second, "llm_repaired", blocks, backend.name, "", 0.0, options, report), first
-        return self._replace(question, blocks, options, emit, "citations still invalid after repair"), first
+        return self._replace(question, blocks, options, emit, "citations still invalid after repair", second), first
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
                              emit: Emit) -> Answer:
@@ -199,8 +216,8 @@ class Synthesizer:
         holds most of the question's key terms, or one sentence matching most of
         it, the verbatim evidence is the more useful (and still checked) answer.
         """
-        text = extractive_answer(question, blocks, options.extractive_sentences)
-        covered = coverage(question, [b.text for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
+        text, _ = _extract(question, blocks, options)
+        covered = coverage(question, [located_text(b) for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
         if text is not None and (covered or _strongly_matched(question, blocks)):
             emit("answer_replaced", {"answer": text, "answer_source": "extractive",
                                      "reason": "the model declined but the evidence matches the question"})
@@ -208,10 +225,16 @@ class Synthesizer:
         return self._refusal_answer("the model found no answer in the evidence", emit)
 
     def _replace(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions, emit: Emit,
-                 reason: str) -> Answer:
-        text = extractive_answer(question, blocks, options.extractive_sentences)
+                 reason: str, draft: str = "") -> Answer:
+        """Quote instead of the model's answer, choosing sentences by the question and the draft.
+
+        The draft failed its checks, but it usually names the right passage and its
+        words ("PTO = smoothed_rtt + ..."): the sentences quoted are still verbatim,
+        and must still hold what the question asks.
+        """
+        text, why = _extract(question, blocks, options, draft)
         if text is None:
-            return self._refusal_answer(f"{reason}; no evidence sentence matches the question", emit)
+            return self._refusal_answer(f"{reason}; {why}", emit)
         emit("answer_replaced", {"answer": text, "answer_source": "extractive", "reason": reason})
         return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
 
@@ -238,9 +261,38 @@ def strip_labels(text: str, blocks: list[EvidenceBlock]) -> str:
     """
     for block in blocks:
         text = text.replace(block.label, " ")
+        # the label without its number opening a line ("falcons.pdf, p. 1-2 Peregrines dive ..."),
+        # as the 1.5B model also copies it; inside a sentence ("according to ...") it is prose
+        where = block.label.split("] ", 1)[-1]
+        text = re.sub(rf"(?m)^(\s*(?:[-*]\s+)?){re.escape(where)}(?:\s*[:\-–]\s*|\s+)", r"\1", text)
         context = block.candidate.document_name + " > "
         text = "\n".join(line for line in text.split("\n") if not line.strip().startswith(context))
     return text.strip()
+
+
+def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
+             draft: str = "") -> tuple[str | None, str]:
+    """Verbatim evidence sentences, or (None, why) when they do not carry what the question asks.
+
+    The extractive answer copies the sentences that share most words with the
+    question; over documents on the right topic some always do. So the blocks
+    it quotes must also hold the question's ask (`ask_coverage`: "salary" for a
+    question about a CEO's salary) — by the same rule with or without a model.
+    """
+    chosen = blocks
+    if draft:  # the blocks the draft cited first, its words added to the question's
+        named = {n for _, _, numbers in docent_native.parse_citations(draft) for n in numbers}
+        chosen = [b for b in blocks if b.number in named] + [b for b in blocks if b.number not in named]
+        draft = " " + re.sub(r"\[\d+(?:\s*[-–,]\s*\d+)*\]", " ", draft)
+    text = extractive_answer(question + draft, chosen, options.extractive_sentences)
+    if text is None:
+        return None, "no evidence sentence matches the question"
+    cited = {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
+    quoted = [located_text(b) for b in blocks if b.number in cited]
+    share, lacking = ask_coverage(question, quoted)
+    if share < options.min_ask:
+        return None, f"the passages that match do not say: {', '.join(lacking[:6])}"
+    return text, ""
 
 
 def _covered(cov: float, similarity: float | None, options: SynthesisOptions) -> bool:
@@ -261,16 +313,14 @@ def _covered(cov: float, similarity: float | None, options: SynthesisOptions) ->
 
 
 def _strongly_matched(question: str, blocks: list[EvidenceBlock]) -> bool:
-    import docent_native
-
-    picked = docent_native.select_evidence_sentences(question, [b.text for b in blocks], 1, 0.6)
+    picked = docent_native.select_evidence_sentences(question, [b.source_text for b in blocks], 1, 0.6)
     return bool(picked)
 
 
 def _groundedness(answer: str, blocks: list[EvidenceBlock]) -> float:
     """Mean share of each cited sentence's content words found in the blocks it cites."""
     report = validate(answer, blocks)
-    by_number = {b.number: b.text for b in blocks}
+    by_number = {b.number: b.source_text for b in blocks}
     scores = []
     for s in report.sentences:
         cited = [by_number[n] for n in s["citations"] if n in by_number]

@@ -11,41 +11,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from common.lexicon import STOP_WORDS, WORD, stem
 from rag_system.indexing.languages import all_function_words
 
-_WORD = re.compile(r"\w+")
-
-# Function words plus question scaffolding: words that say *how* something is
-# asked, not *what* about.
-STOP_WORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have having
-he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on
-once only or other our out over own same she should so some such than that the their them then there
-these they this those through to too under until up very was we were what when where which while who
-whom why will with would you your yours
-describe explain tell give list name show please mean means meaning called call say says said
-happen happens kind type way ways there's what's whats use used using uses
-""".split())
 # What a question's key terms skip: also the function words of the other languages documents come in
 # (rag_system/indexing/languages.py), so "Wie ... ich ... ein" in a German question are not key terms that
-# German evidence "lacks" (issue 21). Chunking (cohesion.py) keeps the English list above.
+# German evidence "lacks" (issue 21). Chunking (cohesion.py) keeps the English list (common.lexicon).
 QUESTION_STOP_WORDS = STOP_WORDS | (all_function_words() - {"die", "come", "son"})
-
-
-def stem(word: str) -> str:
-    """A deliberately light suffix stripper: enough to match "assumed" with "assume"."""
-    w = word.lower()
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e"):
-        if len(w) - len(suffix) >= 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
 
 
 def key_terms(text: str) -> list[str]:
     """Distinct stems of the content words of `text`, in order of appearance."""
     seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
+    for word in WORD.findall(text.lower()):
         if len(word) < 3 and not word.isdigit():
             continue
         if word in QUESTION_STOP_WORDS:
@@ -55,7 +33,61 @@ def key_terms(text: str) -> list[str]:
 
 
 def term_set(texts: Iterable[str]) -> set[str]:
-    return {stem(w) for t in texts for w in _WORD.findall(t.lower())}
+    """Stems of every word, and of each part of a snake_case word ("northwind_leave_policy.pdf" names Northwind)."""
+    out: set[str] = set()
+    for t in texts:
+        for w in WORD.findall(t.lower()):
+            out.add(stem(w))
+            if "_" in w:
+                out.update(stem(part) for part in w.split("_") if part)
+    return out
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)*")
+
+
+def compound_words(text: str) -> list[str]:
+    """Versions and numbered names as written ("Atlas-8", "HTTP/3", "Qwen3-Embedding-4B", "1.4"):
+    their parts alone ("Atlas", "8") say something else."""
+    found = [t for t in _TOKEN.findall(text) if re.search(r"[-/.]", t) and any(c.isdigit() for c in t)]
+    return list(dict.fromkeys(found))
+
+
+def mentions_compound(word: str, compounds: set[str]) -> bool:
+    """`word` (a compound) is written in the text whose `compound_set` is `compounds`."""
+    wanted = joined(word)
+    return any(wanted in c for c in compounds)
+
+
+def joined(text: str) -> str:
+    """Lower-cased with hyphens, slashes, underscores and spaces dropped ("Atlas-8" = "atlas 8" = "ATLAS8");
+    dots stay, so "1.4" is not "14"."""
+    return re.sub(r"[\s\-/_]+", "", text.lower())
+
+
+def compound_set(text: str) -> set[str]:
+    """`joined` forms of every token of `text` and of each pair of neighbouring tokens."""
+    tokens = [joined(t) for t in _TOKEN.findall(text)]
+    return set(tokens) | {a + b for a, b in zip(tokens, tokens[1:])}
+
+
+def specific_words(text: str) -> list[str]:
+    """The words of a question that name the thing asked about, as written, in order.
+
+    The same rule as `weighted_terms`' double weight: capitalised after the
+    first word ("PostgreSQL", "Mitchell"), or holding a digit or underscore
+    ("9000", "ack_delay_exponent"). When the documents never mention one of
+    them, they are about something else, however close the topic.
+    """
+    seen: dict[str, str] = {}
+    for position, match in enumerate(WORD.finditer(text)):
+        word = match.group(0)
+        lower = word.lower()
+        if (len(lower) < 3 and not lower.isdigit()) or lower in STOP_WORDS:
+            continue
+        if (position > 0 and word[:1].isupper()) or any(c.isdigit() or c == "_" for c in word):
+            seen.setdefault(stem(lower), word)
+    return list(seen.values())
 
 
 def weighted_terms(text: str) -> dict[str, float]:
@@ -67,7 +99,7 @@ def weighted_terms(text: str) -> dict[str, float]:
     something else even if the generic words ("capital") happen to occur.
     """
     weights: dict[str, float] = {}
-    for position, match in enumerate(_WORD.finditer(text)):
+    for position, match in enumerate(WORD.finditer(text)):
         word = match.group(0)
         lower = word.lower()
         if (len(lower) < 3 and not lower.isdigit()) or lower in QUESTION_STOP_WORDS:
@@ -89,6 +121,37 @@ def coverage(question: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
     return (total - sum(weights[t] for t in missing)) / total, missing
 
 
+#: Words that say how a question asks ("how much", "may"), not what about.
+ASKING_WORDS = frozenset("much many may might how long often old far".split())
+
+
+def ask_terms(question: str) -> list[str]:
+    """What the question asks of its subject: its content stems that are not names or codes.
+
+    "What is the annual salary of TechCorp's CEO James Mitchell?" -> annual, salary
+    (the subject, TechCorp / CEO / James / Mitchell, is what the other half names).
+    """
+    return [t for t, w in weighted_terms(question).items() if w <= 1.0 and t not in ASKING_WORDS]
+
+
+def ask_coverage(question: str, blocks: Iterable[str]) -> tuple[float, list[str]]:
+    """The best single block's share of the question's ask terms, and the terms that block lacks.
+
+    One block, not the union: a signature block naming the CEO and a schedule
+    mentioning pay elsewhere do not together say what the CEO earns.
+    """
+    wanted = ask_terms(question)
+    if not wanted:
+        return 1.0, []
+    best, lacking = -1.0, wanted
+    for text in blocks:
+        present = term_set([text])
+        share = sum(1 for t in wanted if t in present) / len(wanted)
+        if share > best:
+            best, lacking = share, [t for t in wanted if t not in present]
+    return max(best, 0.0), lacking
+
+
 def support(sentence: str, block: str) -> float:
     """Share of a sentence's content words that occur in `block` (lexical groundedness)."""
     terms = key_terms(_strip_markers(sentence))
@@ -103,3 +166,26 @@ _MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 
 def _strip_markers(text: str) -> str:
     return _MARKER.sub(" ", text)
+
+
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|and\s+|the\s+)?[A-Z][\w'-]*)+")
+
+
+def initialisms(text: str) -> set[str]:
+    """Upper-case initials of each run of capitalised words ("Federal Trade Commission" -> "FTC"), and
+    dotted or plain abbreviations as written ("U.S." -> "US"), so a question and its documents may
+    spell one name two ways."""
+    out: set[str] = set()
+    for m in _CAPITALISED_RUN.finditer(text):
+        words = [w for w in m.group(0).split() if w[:1].isupper() and w.lower() not in STOP_WORDS]
+        out.update("".join(w[0] for w in words[i:]) for i in range(len(words) - 1))
+    out.update(m.group(0).replace(".", "") for m in re.finditer(r"\b(?:[A-Z]\.){2,}|\b[A-Z]{2,6}\b", text))
+    return {i for i in out if len(i) >= 2}
+
+
+def spelled_elsewhere(word: str, question: str, evidence: set[str]) -> bool:
+    """`word` is an abbreviation the evidence spells out, or part of a name the evidence abbreviates."""
+    if word.isupper() and word in evidence:
+        return True
+    return any(word in run.split() and "".join(w[0] for w in run.split() if w[:1].isupper()) in evidence
+               for run in (m.group(0) for m in _CAPITALISED_RUN.finditer(question)))

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from common.errors import DomainError
+
 if TYPE_CHECKING:
     from rag_system.config import Settings
 
@@ -28,8 +30,10 @@ PACKAGED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 SMALL_BATCH = 4  # batches up to this size always run in fp32
 
 
-class EmbedderLoadError(RuntimeError):
+class EmbedderLoadError(DomainError, RuntimeError):
     """The configured embedding model cannot be found or loaded."""
+
+    status, code = 503, "embedder_unavailable"
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ class Embedder:
     name = "minilm"  # its name in the registry (rag_system/indexing/embedders.py)
 
     def __init__(self, model_setting: str = "", batch_size: int = 32,
-                 max_tokens: int = 512, threads: int = 0, precision: str = "auto") -> None:
+                 max_tokens: int = 512, threads: int = 0, precision: str = "auto", device: str = "auto") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         # OpenMP threads that spin while they wait collapse when other processes share the cores: measured
@@ -93,6 +97,8 @@ class Embedder:
             self._model = AutoModel.from_pretrained(str(path), local_files_only=True)
         except (OSError, ValueError) as exc:
             raise EmbedderLoadError(f"cannot load embedding model from {path}: {exc}") from exc
+        self.device = resolve_device(device, torch)
+        self._model.to(self.device)
         self._model.eval()
         self._torch = torch
         # Fast tokenizers mutate their truncation/padding state per call, so
@@ -104,14 +110,14 @@ class Embedder:
         self.max_tokens = min(max_tokens, positions)
         dim = int(self._model.config.hidden_size)
         self.identity = EmbedderIdentity(model_id=model_id, dimension=dim)
-        self.precision = resolve_precision(precision, torch)
-        log.info("embedder loaded: %s (%d-d, %s) from %s", model_id, dim, self.precision, path)
+        self.precision = "bf16" if self.device != "cpu" and precision == "auto" else resolve_precision(precision, torch)
+        log.info("embedder loaded: %s (%d-d, %s, %s) from %s", model_id, dim, self.precision, self.device, path)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Embedder:
         return cls(settings.embedding_model, settings.embedding_batch_size,
                    settings.embedding_max_tokens, settings.torch_threads,
-                   settings.embedding_precision)
+                   settings.embedding_precision, settings.embedding_device)
 
     @property
     def max_content_tokens(self) -> int:
@@ -166,13 +172,26 @@ class Embedder:
         # bf16 pays off on batches; for a query or two its casts cost more than
         # they save (one 20-word query: 11 ms fp32 vs 16 ms bf16 on 2 cores).
         use_bf16 = self.precision == "bf16" and len(texts) > SMALL_BATCH
-        autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16)
+        kind = "cuda" if self.device.startswith("cuda") else "cpu"
+        autocast = torch.autocast(kind, dtype=torch.bfloat16, enabled=use_bf16)
+        if kind != "cpu":
+            enc = {k: v.to(self.device) for k, v in enc.items()}
         with self._model_lock, torch.inference_mode(), autocast:
             hidden = self._model(**enc).last_hidden_state.float()
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
             pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
         return pooled.cpu().numpy().astype(np.float32, copy=False)
+
+
+def resolve_device(setting: str, torch: Any) -> str:
+    """`auto` embeds on a CUDA GPU when one is usable, else on the CPU (the product never needs one)."""
+    if setting != "auto":
+        return setting
+    try:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except (AttributeError, RuntimeError):
+        return "cpu"
 
 
 def resolve_precision(setting: str, torch: Any) -> str:
@@ -191,7 +210,7 @@ def resolve_precision(setting: str, torch: Any) -> str:
     return "bf16" if native else "fp32"
 
 
-_shared: dict[tuple[str, str, int, int, int, str], Any] = {}
+_shared: dict[tuple[str, str, int, int, int, str, str], Any] = {}
 _shared_lock = threading.Lock()
 
 
@@ -199,7 +218,8 @@ def shared_embedder(settings: Settings) -> Any:
     """One loaded model per process and configuration (models are read-only): `EMBEDDER` picks which."""
     kind = "e5-small" if settings.embedder == "e5-small" else "minilm"  # `auto` loads minilm up front
     key = (kind, settings.embedding_model, settings.embedding_batch_size,
-           settings.embedding_max_tokens, settings.torch_threads, settings.embedding_precision)
+           settings.embedding_max_tokens, settings.torch_threads, settings.embedding_precision,
+           settings.embedding_device)
     with _shared_lock:
         if key not in _shared:
             if kind == "e5-small":

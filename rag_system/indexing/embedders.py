@@ -1,7 +1,7 @@
 """The embedders an index can be built with, by name, and which one an existing index needs.
 
 The choice is per index: a build records the embedder's model id in the
-table's schema (DESIGN §3), every later build and every query of that index
+table's schema (Documentation/indexing.md), every later build and every query of that index
 uses the same one, and asking for another is refused (`EmbedderMismatchError`)
 instead of mixing vectors from two models. `EMBEDDER` is only the default for
 new indexes; `index --embedder <name>` and `embedder` in `POST /index` choose

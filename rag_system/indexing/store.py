@@ -1,4 +1,4 @@
-"""The LanceDB chunk table of one index (DESIGN §3).
+"""The LanceDB chunk table of one index (Documentation/indexing.md).
 
 This module is the only place that knows table names, the column schema and
 how the embedder identity is recorded. Everything goes through the LanceDB
@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import logging
 import re
-from datetime import timedelta
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from common.errors import DomainError
 from rag_system.chunking.chunker import Chunk, metadata_json
 from rag_system.config import Settings
 from rag_system.indexing.embedder import EmbedderIdentity
@@ -39,16 +40,22 @@ class VectorLayoutMismatchError(RuntimeError):
     """The table stores its vectors in another layout than the settings ask for."""
 
 
-class InvalidIndexNameError(ValueError):
+class InvalidIndexNameError(DomainError, ValueError):
     """Index names become table names, so they are restricted to a safe alphabet."""
 
+    status, code = 400, "invalid_option"
 
-class IndexNotFoundError(LookupError):
+
+class IndexNotFoundError(DomainError, LookupError):
     """The named index has no table in the store."""
 
+    status, code = 404, "index_not_found"
 
-class EmbedderMismatchError(RuntimeError):
+
+class EmbedderMismatchError(DomainError, RuntimeError):
     """The table was built with another embedder; vectors would be meaningless."""
+
+    status, code = 409, "embedder_mismatch"
 
     def __init__(self, index: str, table_model: str, table_dim: int, ours: EmbedderIdentity) -> None:
         super().__init__(

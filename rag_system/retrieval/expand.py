@@ -17,6 +17,7 @@ from typing import Any
 
 from rag_system.chunking.sentences import split_sentences
 from rag_system.indexing.store import ChunkTable, sql_string
+from rag_system.retrieval.context_line import context_prefixes
 from rag_system.retrieval.types import Candidate
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ def _merge(group: _Group, rows: dict[tuple[str, int], dict[str, Any]]) -> Candid
                                int(src["page_end"]), src["heading_path"] or ""))
     text = span[0].text
     for prev, nxt in zip(span, span[1:]):
-        text = _join(text, prev.text, nxt.text, _context_prefixes(best.document_name, nxt.heading_path))
+        text = _join(text, prev.text, nxt.text, context_prefixes(best.document_name, nxt.heading_path))
     metadata = _metadata(best.metadata, {
         "span": [span[0].index, span[-1].index],
         "span_chunk_ids": [p.chunk_id for p in span],
@@ -128,14 +129,6 @@ def _merge(group: _Group, rows: dict[tuple[str, int], dict[str, Any]]) -> Candid
     })
     return replace(best, text=text, page_start=min(p.page_start for p in span),
                    page_end=max(p.page_end for p in span), metadata=metadata)
-
-
-def _context_prefixes(document_name: str, heading_path: str) -> set[str]:
-    """Context lines CHUNK_CONTEXT may have put at the top of every chunk of a section."""
-    found = {heading_path, document_name}
-    if heading_path:
-        found.add(f"{document_name} > {heading_path}")
-    return {p for p in found if p}
 
 
 def _join(merged: str, prev: str, nxt: str, prefixes: set[str]) -> str:

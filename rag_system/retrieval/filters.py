@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from common.errors import DomainError
 from rag_system.indexing.store import sql_in, sql_string
 
 MAX_LIST = 1000
@@ -30,8 +31,10 @@ _FILE_TYPE = re.compile(r"^[a-z0-9]{1,10}$")
 _RANGE_OPS = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<", "eq": "="}
 
 
-class FilterError(ValueError):
+class FilterError(DomainError, ValueError):
     """The filter object is malformed; the message says which part and why."""
+
+    status, code = 400, "invalid_option"
 
 
 def compile_filters(filters: Mapping[str, Any] | None) -> str | None:

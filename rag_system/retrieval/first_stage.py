@@ -19,20 +19,14 @@ from typing import Any
 
 import docent_native
 
+from common.options import FUSIONS
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.store import ChunkTable
 from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
 from rag_system.retrieval.filters import compile_filters
 from rag_system.retrieval.fts_query import sanitize_fts_query
 from rag_system.retrieval.query_focus import focus_question
-from rag_system.retrieval.types import (
-    FUSIONS,
-    Candidate,
-    RetrievalModeError,
-    RetrievalOptions,
-    RetrievalResult,
-    check_mode,
-)
+from rag_system.retrieval.types import Candidate, RetrievalModeError, RetrievalOptions, RetrievalResult, check_mode
 
 log = logging.getLogger(__name__)
 

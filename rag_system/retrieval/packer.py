@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 TokenCounter = Callable[[list[str]], list[int]]
 Labeller = Callable[[int, Candidate], str]
+#: What of a candidate goes into the prompt (an excerpt), and what it is checked against (its whole text).
+Shaper = Callable[[Candidate], tuple[str, str]]
 BLOCK_SEPARATOR = "\n\n"
 
 
@@ -48,13 +50,19 @@ class EvidenceBlock:
     number: int  # 1-based; what the answer cites as [n]
     candidate: Candidate
     label: str
-    text: str  # the (possibly truncated) candidate text, without the label
+    text: str  # what the prompt shows: the (possibly pruned or truncated) text, without the label
     tokens: int  # tokens of `rendered`
     truncated: bool = False
+    full_text: str | None = None  # the whole block when `text` is an excerpt of it
 
     @property
     def rendered(self) -> str:
         return f"{self.label}\n{self.text}"
+
+    @property
+    def source_text(self) -> str:
+        """What citations are checked against and source cards show: the whole block, not the excerpt."""
+        return self.text if self.full_text is None else self.full_text
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, "label": self.label, "chunk_id": self.candidate.chunk_id,
@@ -80,7 +88,8 @@ class PackedContext:
 
 
 def pack(candidates: list[Candidate], count_tokens: TokenCounter, budget_tokens: int,
-         label: Labeller = evidence_label, min_partial: float = 0.5) -> PackedContext:
+         label: Labeller = evidence_label, min_partial: float = 0.5, shape: Shaper | None = None,
+         keep_first: bool = False) -> PackedContext:
     """Pack `candidates` (best first) into at most `budget_tokens` tokens.
 
     A block is its label, a newline and the candidate text, counted with
@@ -88,6 +97,12 @@ def pack(candidates: list[Candidate], count_tokens: TokenCounter, budget_tokens:
     first block that does not fit whole; that block is cut at a sentence
     boundary instead if the cut keeps at least `min_partial` of its tokens.
     The caller leaves headroom for the block separators and the prompt.
+
+    `shape` turns a candidate into (prompt excerpt, whole text); the block
+    keeps both. `keep_first`: the best-ranked block always reaches the
+    prompt, cut to whatever room there is (at a sentence or line end, else
+    by words), because the retriever's first pick is the likeliest answer and
+    no budget arithmetic should leave it out.
     """
     if budget_tokens < 0:
         raise BudgetError(f"budget_tokens must be >= 0, got {budget_tokens}")
@@ -100,17 +115,22 @@ def pack(candidates: list[Candidate], count_tokens: TokenCounter, budget_tokens:
     for position, candidate in enumerate(candidates):
         number = len(blocks) + 1
         text_label = label(number, candidate)
-        full = f"{text_label}\n{candidate.text}"
+        excerpt, whole = shape(candidate) if shape is not None else (candidate.text, None)
+        full = f"{text_label}\n{excerpt}"
         tokens = count_tokens([full])[0]
         if used + tokens <= budget_tokens:
-            blocks.append(EvidenceBlock(number, candidate, text_label, candidate.text, tokens))
+            blocks.append(EvidenceBlock(number, candidate, text_label, excerpt, tokens, full_text=whole))
             used += tokens
             continue
-        cut = _truncate(candidate.text, text_label, count_tokens, budget_tokens - used,
-                        min_tokens=min_partial * tokens)
+        first = keep_first and not blocks
+        cut = _truncate(excerpt, text_label, count_tokens, budget_tokens - used,
+                        min_tokens=0 if first else min_partial * tokens)
+        if cut is None and first:
+            cut = _truncate_words(excerpt, text_label, count_tokens, budget_tokens)
         if cut is not None:
             text, cut_tokens = cut
-            blocks.append(EvidenceBlock(number, candidate, text_label, text, cut_tokens, truncated=True))
+            blocks.append(EvidenceBlock(number, candidate, text_label, text, cut_tokens, truncated=True,
+                                        full_text=whole if whole is not None else candidate.text))
             used += cut_tokens
             truncated_block = number
             log.debug("block %d cut to %d of %d tokens", number, cut_tokens, tokens)
@@ -141,6 +161,21 @@ def cut_points(text: str) -> list[int]:
         start = nl + 1
     body_end = len(text.rstrip())
     return sorted(p for p in points if 0 < p < body_end)
+
+
+def _truncate_words(text: str, text_label: str, count_tokens: TokenCounter, room: int) -> tuple[str, int] | None:
+    """The longest whole-word prefix that fits `room` (for a first block with no usable sentence end)."""
+    ends = [i for i in range(1, len(text)) if text[i].isspace() and not text[i - 1].isspace()]
+    best: tuple[str, int] | None = None
+    lo, hi = 0, len(ends) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        tokens = count_tokens([f"{text_label}\n{text[:ends[mid]]}"])[0]
+        if tokens <= room:
+            best, lo = (text[:ends[mid]], tokens), mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def _truncate(text: str, text_label: str, count_tokens: TokenCounter, room: int,

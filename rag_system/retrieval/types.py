@@ -6,16 +6,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.errors import DomainError
+from common.options import MODES
 from rag_system.retrieval.locations import chunk_location, quote_location
 
-MODES = ("hybrid", "vector_only", "fts_only")
-#: "meanmax": scores normalised from each ranking's mean (0) to its best (1);
-#: "score": from its minimum; "rrf": reciprocal rank (Documentation/evaluation.md).
-FUSIONS = ("meanmax", "score", "rrf")
 
-
-class RetrievalModeError(ValueError):
+class RetrievalModeError(DomainError, ValueError):
     """An unknown retrieval mode was requested."""
+
+    status, code = 400, "invalid_option"
 
 
 def check_mode(mode: str) -> str:
@@ -31,7 +30,7 @@ class RetrievalOptions:
     mode: str = "hybrid"
     k: int = 20
     filters: dict[str, Any] | None = None
-    fusion: str = "meanmax"  # see FUSIONS
+    fusion: str = "meanmax"  # see common.options.FUSIONS
     rrf_k: float = 60.0
     fts_weight: float = 1.0
     vector_weight: float = 1.0

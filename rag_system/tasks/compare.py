@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 
+from common.errors import DomainError
 from rag_system.generation.llm import GenerationParams, LLMBackend
 from rag_system.retrieval.packer import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
@@ -42,8 +43,10 @@ DIMENSIONS = (
 DIFFERENCES = ("differences", "Differences")
 
 
-class CompareError(ValueError):
+class CompareError(DomainError, ValueError):
     """The comparison was asked for too few or too many documents."""
+
+    status, code = 400, "invalid_task"
 
 
 def compare(documents: list[DocumentRef], blocks_by_doc: list[list[EvidenceBlock]],

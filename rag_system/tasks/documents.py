@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.errors import DomainError
 from rag_system.indexing.manifest import Manifest
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.retrieval.packer import EvidenceBlock, evidence_label
@@ -29,8 +30,10 @@ ROW_COLUMNS = ["chunk_id", "document_id", "document_name", "chunk_index", "page_
                "heading_path", "block_type", "text", "metadata"]
 
 
-class DocumentNotFoundError(LookupError):
+class DocumentNotFoundError(DomainError, LookupError):
     """No document of the index matches a name the user gave."""
+
+    status, code = 404, "document_not_found"
 
 
 @dataclass(frozen=True)

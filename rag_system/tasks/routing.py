@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from common.errors import DomainError
+
 TASKS = ("qa", "summary", "compare", "auto")
 
 _SUMMARY = re.compile(
@@ -29,8 +31,10 @@ _SCOPE = re.compile(r"^\s*(?:in|according to|from|per|within)\s+(?P<name>[^,;:?]
                     re.IGNORECASE | re.DOTALL)
 
 
-class TaskChoiceError(ValueError):
+class TaskChoiceError(DomainError, ValueError):
     """An unknown task name."""
+
+    status, code = 400, "invalid_task"
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,9 @@ class TaskResponse:
         return {"answer": self.answer, "answer_source": self.answer_source, "citations": self.citations,
                 "backend": self.backend, "model": self.model, "validation": self.validation,
                 "first_validation": None, "refusal_reason": None, "coverage": 1.0, "fallbacks": self.fallbacks,
-                "query": self.query, "route": "task", "task": self.task, "documents": self.documents,
-                "parts": self.parts, **self.extra, "source_documents": self.source_documents,
+                "query": self.query, "route": "task", "route_reason": f"task:{self.task}", "task": self.task,
+                "documents": self.documents, "parts": self.parts, **self.extra,
+                "source_documents": self.source_documents,
                 "evidence_score": None, "token_usage": self.token_usage,
                 "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()}, "sub_queries": [],
                 "standalone_query": None, "warnings": [], "cached": False, "inspector": self.inspector}

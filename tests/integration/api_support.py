@@ -1,5 +1,5 @@
 """Helpers for the RAG API integration tests: a real server on a free loopback port,
-a stand-in for the gateway's save endpoint, and a small HTTP/SSE client.
+a stand-in for the gateway's save and history endpoints, and a small HTTP/SSE client.
 
 The server runs in-process (same real components as `python -m rag_system api`)
 so the packaged embedder loaded once per test session is shared.
@@ -46,11 +46,27 @@ class SavedTurns:
                 self.cond.wait(left)
 
 
+    def history(self, session_id: str) -> list[dict[str, Any]]:
+        """What the gateway's `GET /sessions/<id>/history` answers: the saved turns, oldest first."""
+        with self.cond:
+            turns = [t["body"] for t in self.turns if t["path"] == f"/sessions/{session_id}/messages/save"]
+        return [m for t in turns for m in ({"role": "user", "content": t["question"], "turn_id": t["turn_id"]},
+                                           {"role": "assistant", "content": t["answer"], "turn_id": t["turn_id"]})]
+
+
 @contextmanager
 def fake_gateway() -> Iterator[tuple[str, SavedTurns]]:
     saved = SavedTurns()
 
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            session = self.path.split("?")[0].removeprefix("/sessions/").removesuffix("/history")
+            out = json.dumps({"session_id": session, "history": saved.history(session)}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
         def do_POST(self) -> None:  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             with saved.cond:

@@ -95,10 +95,14 @@ def test_session_cache_hits_only_within_the_session(built):
     assert again["answer"] == first["answer"]
 
 
-def test_follow_up_question_is_resolved_against_the_session(built):
+def test_follow_up_question_is_resolved_against_the_history_it_carries(built):
+    from rag_system.agent.types import Turn
+
     pipe = pipeline_for(built)
-    ask(pipe, "How much annual leave do employees accrue?", backend="extractive", session_id="f1")
-    payload, _ = ask(pipe, "What about sick leave?", backend="extractive", session_id="f1")
+    question = "How much annual leave do employees accrue?"
+    first, _ = ask(pipe, question, backend="extractive", session_id="f1")
+    history = (Turn("user", question), Turn("assistant", first["answer"]))
+    payload, _ = ask(pipe, "What about sick leave?", backend="extractive", session_id="f1", history=history)
     assert payload["standalone_query"] and "sick leave" in payload["standalone_query"].lower()
     assert payload["source_documents"][0]["document_name"] == "leave-policy.txt"
 

@@ -116,16 +116,30 @@ def test_stream_saves_the_turn_and_failures_too(env):
     assert record["status"] == "error" and record["error"]["code"] == "index_not_found"
 
 
-def test_session_memory_resolves_a_follow_up(env):
-    api, _ = env
+def test_a_follow_up_is_resolved_from_the_history_the_gateway_holds(env):
+    api, saved = env
     ask = {"index": "kb", "backend": "extractive", "session_id": "mem-1"}
-    api.call("POST", "/chat", {"query": "How much annual leave do employees accrue?", **ask})
+    _, _, first = api.call("POST", "/chat", {"query": "How much annual leave do employees accrue?", **ask})
+    saved.wait_for(first["turn_id"])  # the RAG API keeps no history: it reads the saved turn back
     status, _, body = api.call("POST", "/chat", {"query": "What about sick leave?", **ask})
     assert status == 200 and body["standalone_query"] and "sick leave" in body["standalone_query"].lower()
     assert body["source_documents"][0]["document_name"] == "leave-policy.txt"
     # Another session has no history: the same follow-up stays as it was asked.
     status, _, other = api.call("POST", "/chat", {**ask, "query": "What about sick leave?", "session_id": "mem-2"})
     assert other["standalone_query"] is None
+
+
+def test_a_request_can_carry_its_history_as_localgpt_sends_it(env):
+    api, _ = env
+    history = [{"role": "user", "content": "How much annual leave do employees accrue?"},
+               {"role": "assistant", "content": "Employees accrue 25 days of annual leave [1]."}]
+    status, _, body = api.call("POST", "/chat", {"query": "What about sick leave?", "index": "kb",
+                                                 "backend": "extractive", "conversation_history": history})
+    assert status == 200 and "sick leave" in (body["standalone_query"] or "").lower()
+    for bad in ([{"role": "system", "content": "x"}], [{"role": "user"}], "not a list", [["user", "x"]]):
+        status, _, err = api.call("POST", "/chat", {"query": "What about sick leave?", "index": "kb",
+                                                    "conversation_history": bad})
+        assert status == 400 and err["error"]["code"] == "invalid_option", bad
 
 
 def test_client_disconnect_mid_stream_stops_and_saves_the_turn(env):

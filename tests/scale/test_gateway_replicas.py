@@ -18,7 +18,7 @@ from backend.app import _rag
 from backend.config import load_gateway_config
 from backend.rag_client import RagClient
 from backend.rag_replicas import RagReplicas
-from backend.web import ApiError
+from common.errors import ApiError
 from testkit.client import Client
 from testkit.replicas import free_port
 from tests.integration.api_support import Api, api_settings, build, running_api, write_docs

@@ -103,18 +103,23 @@ def test_concurrent_writers_lose_nothing(s3, s3_uri, tmp_path):
     Manifest.open_or_create(db, "conc")
     WindowTable.create(db, table_name("conc") + WINDOWS_SUFFIX)
     env = {**base_env(tmp_path / "data"), "LANCEDB_URI": s3_uri, **s3.env(WRITER)}
-    steps = 8
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.scale.write_proc", tag, str(steps)], env=env,
-                              cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for tag in ("a", "b")]
-    spans = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    procs = {tag: subprocess.Popen([sys.executable, "-m", "tests.scale.write_proc", tag, "8", str(signals)],
+                                   env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for tag in ("a", "b")}
+    spans, steps = [], {}
+    for tag, proc in procs.items():
+        out, err = proc.communicate(timeout=180)
         assert proc.returncode == 0, err.decode()[-3000:]
-        spans.append(tuple(float(x) for x in out.split()))
+        start, end, count = out.split()
+        spans.append((float(start), float(end)))
+        steps[tag] = int(count)
     assert max(s for s, _ in spans) < min(e for _, e in spans), f"the writers never overlapped: {spans}"
+    assert min(steps.values()) >= 8, steps
     records = Manifest.open_existing(open_store(settings), "conc").records()  # type: ignore[union-attr]
-    assert sorted(records) == sorted(f"/{t}/{i}.txt" for t in "ab" for i in range(steps))
+    assert sorted(records) == sorted(f"/{t}/{i}.txt" for t, n in steps.items() for i in range(n))
     windows = open_store(settings).open_table(table_name("conc") + WINDOWS_SUFFIX)
-    assert windows.count_rows() == 2 * steps
+    assert windows.count_rows() == sum(steps.values())
     assert sorted(windows.to_arrow()["document_id"].to_pylist()) == sorted(
-        f"{t}-{i}" for t in "ab" for i in range(steps))
+        f"{t}-{i}" for t, n in steps.items() for i in range(n))

@@ -56,6 +56,13 @@ TABLE: list[tuple[str, list[str]]] = [
     ("What is QUIC; how does it differ from TCP?", ["What is QUIC?", "How does QUIC differ from TCP?"]),
     ("Define latency and explain how it is measured", ["Define latency", "Explain how latency is measured"]),
     ("Where is the data stored and who can access it?", ["Where is the data stored?", "Who can access the data?"]),
+    # the subject survives the split (issue 18: "How are they split?" lost StartupXYZ)
+    ("How many employees does StartupXYZ have, and how are they split?",
+     ["How many employees does StartupXYZ have?", "How are StartupXYZ's employees split?"]),
+    ("What did Northwind announce, and when did they publish it?",
+     ["What did Northwind announce?", "When did Northwind publish it?"]),
+    ("How much rent does the tenant pay and when is it due?",
+     ["How much rent does the tenant pay?", "When is the tenant's rent due?"]),
     # comparisons: the question itself plus one question per side
     ("What is the difference between TCP and UDP?",
      ["What is the difference between TCP and UDP?", "What is TCP?", "What is UDP?"]),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rag_system.api.errors import ApiError
-from rag_system.api.options import normalise_keys, parse_chat, parse_index, parse_retrieve, snake
+from common.errors import ApiError
+from common.options import snake_case as snake
+from rag_system.api.options import normalise_keys, parse_chat, parse_index, parse_retrieve
 
 
 def code_of(body, parse=parse_chat) -> str:  # type: ignore[no-untyped-def]

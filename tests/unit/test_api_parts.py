@@ -8,17 +8,18 @@ import time
 
 import pytest
 
-from rag_system.api.errors import ApiError
+from common.errors import ApiError
+from common.http import RouteTable
+from common.net import is_loopback
+from common.sse import SSEStream, frame
 from rag_system.api.metrics import Metrics
-from rag_system.api.routes import Router
+from rag_system.api.routes import ROUTES
 from rag_system.api.server import check_bind
-from rag_system.config import is_loopback
-from rag_system.api.sse import SSEStream, frame
 from rag_system.config import ConfigError
 
 
 def test_router_matches_patterns_and_reports_405_and_404():
-    router = Router()
+    router = RouteTable(ROUTES)
     route, params = router.match("GET", "/index/jobs/abc123/events")
     assert route.pattern == "/index/jobs/{job_id}/events" and params == {"job_id": "abc123"}
     assert router.match("DELETE", "/indexes/x")[1] == {"name": "x"}
@@ -28,7 +29,7 @@ def test_router_matches_patterns_and_reports_405_and_404():
     with pytest.raises(ApiError) as info:
         router.match("GET", "/index/jobs/a/b/c")
     assert info.value.status == 404
-    assert not router.match("GET", "/health")[0].auth
+    assert router.match("GET", "/health")[0].public
 
 
 def test_metrics_text_has_counts_histograms_and_gauges():
@@ -91,14 +92,14 @@ def test_bind_rule(host, token, ok):
 def test_json_logs_carry_extra_fields_and_keep_questions_out(capsys):
     import logging
 
-    from rag_system.api import logs
+    from common import logs
 
     previous = logging.getLogger().handlers[:], logging.getLogger().level
     try:
         logs.configure(logging.INFO)
         logging.getLogger("rag_system.api.access").info("request", extra={"route": "/chat", "status": 200})
-        # The agent logs rewritten questions only at DEBUG (see agent/memory.py).
-        logging.getLogger("rag_system.agent.memory").debug("memory: discarded LLM rewrite %r", "my private question")
+        # The agent logs rewritten questions only at DEBUG (see agent/followup.py).
+        logging.getLogger("rag_system.agent.followup").debug("memory: discarded LLM rewrite %r", "my private question")
         lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.strip()]
     finally:
         logging.getLogger().handlers[:] = previous[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_system.api.errors import ApiError
+from common.errors import ApiError
 from rag_system.api.paths import AllowedRoots, PathNotAllowedError, checked_paths
 
 

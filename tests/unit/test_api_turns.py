@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from common.errors import status_of
 from rag_system.agent.pipeline import ChatRequest
 from rag_system.api.options import parse_chat
-from rag_system.api.turns import Turn, classify
+from rag_system.api.turns import Turn
 from rag_system.indexing.store import IndexNotFoundError
 from rag_system.retrieval.types import RetrievalOptions
 
@@ -57,7 +58,7 @@ def test_a_turn_that_completed_stays_complete_when_the_client_leaves_late():
 def test_failed_turn_records_the_error_as_a_step():
     t = turn()
     t.record("analyze", {})
-    status, code = classify(IndexNotFoundError("index 'x' does not exist"))
+    status, code = status_of(IndexNotFoundError("index 'x' does not exist"))
     t.failed(code, "index 'x' does not exist")
     record = t.record_for_gateway()
     assert status == 404 and record["status"] == "error" and record["error"]["code"] == "index_not_found"

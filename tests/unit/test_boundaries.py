@@ -34,17 +34,6 @@ RULES: list[tuple[str, str, str]] = [
 ]
 
 
-#: Crossings still being removed (issue 19); each must still be there, so the list only shrinks.
-PENDING = {
-    "backend/config.py imports rag_system.config (the gateway talks to the engine over HTTP only)",
-    "backend/gate.py imports rag_system.agent.triage (the gateway talks to the engine over HTTP only)",
-    "backend/web.py imports rag_system.jsonbody (the gateway talks to the engine over HTTP only)",
-    "launcher/cli.py imports rag_system.api.logs (the launcher spawns services, it never imports them)",
-    "rag_system/chunking/cohesion.py imports rag_system.generation.terms "
-    "(ingestion and chunking know nothing of queries or answers)",
-}
-
-
 def module_name(path: Path, root: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -85,9 +74,7 @@ def violations(root: Path, rules: list[tuple[str, str, str]] = RULES) -> list[st
 
 
 def test_the_tree_keeps_its_layers() -> None:
-    found = set(violations(REPO_ROOT))
-    assert sorted(found - PENDING) == []
-    assert sorted(PENDING - found) == [], "remove these from PENDING: they are gone"
+    assert violations(REPO_ROOT) == []
 
 
 @pytest.mark.parametrize(("path", "source", "expected"), [

@@ -9,6 +9,7 @@ runs too when a compose client is installed.
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 import shutil
@@ -284,6 +285,33 @@ def test_dockerfile_copy_sources_exist_and_are_in_the_context(name: str) -> None
     assert dockerignore_allows("backend/app.py") and dockerignore_allows("rag_system/config.py")
     for private in (".env", "data/docent.db", ".venv/bin/python", "logs/rag-api.log", "tests/conftest.py"):
         assert not dockerignore_allows(private), private
+
+
+FIRST_PARTY = ("backend", "common", "frontend", "launcher", "rag_system", "testkit")
+
+
+def _first_party_imports(package: str) -> set[str]:
+    """The first-party packages `package` imports, transitively (top-level names)."""
+    seen, todo = {package}, [package]
+    while todo:
+        for path in (REPO_ROOT / todo.pop()).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+                for top in {n.split(".")[0] for n in names} & set(FIRST_PARTY) - seen:
+                    seen.add(top)
+                    todo.append(top)
+    return seen
+
+
+@pytest.mark.parametrize(("name", "services"), [("Dockerfile.backend", ("backend", "frontend")),
+                                                ("Dockerfile.rag-api", ("rag_system",))])
+def test_each_image_ships_what_its_services_import_and_nothing_else(name: str, services: tuple[str, ...]) -> None:
+    copied = {shlex.split(args)[-2].split("/")[0] for word, args in dockerfile(name)
+              if word == "COPY" and not args.startswith("--from")}
+    needed = set().union(*(_first_party_imports(s) for s in services))
+    assert copied - {"requirements.txt", "native"} == needed
+    assert "common" in needed and "rag_system" not in _first_party_imports("backend")
 
 
 @pytest.mark.parametrize("name", ["Dockerfile.rag-api", "Dockerfile.backend"])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from backend.config import DEFAULT_ORIGINS, GatewayConfigError, load_gateway_config
-from rag_system.config import is_loopback
+from common.net import is_loopback
 
 
 def test_defaults() -> None:

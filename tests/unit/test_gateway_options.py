@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from backend.options import CHAT_OPTIONS, normalize_options, snake_case
-from backend.web import ApiError
+from backend.options import CHAT_OPTIONS, normalize_options
+from common.errors import ApiError
+from common.options import snake_case
 
 
 @pytest.mark.parametrize(("camel", "snake"), [

@@ -9,7 +9,7 @@ import pymupdf
 import pytest
 
 from backend.pages import PageRenderer, find_spans, render_page
-from backend.web import ApiError
+from common.errors import ApiError
 from testkit.docs import PDF_PAGE_WORDS, make_pdf
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from backend import routes
-from backend.web import ApiError
+from common.errors import ApiError
 
 EXPECTED = {
     ("GET", "/health"), ("GET", "/models"), ("GET", "/metrics"),
     ("GET", "/sessions"), ("POST", "/sessions"), ("GET", "/sessions/{session_id}"),
     ("DELETE", "/sessions/{session_id}"), ("POST", "/sessions/{session_id}/rename"),
+    ("GET", "/sessions/{session_id}/history"),
     ("POST", "/sessions/{session_id}/messages"), ("POST", "/sessions/{session_id}/messages/save"),
     ("GET", "/sessions/{session_id}/documents"), ("POST", "/sessions/{session_id}/upload"),
     ("POST", "/sessions/{session_id}/index"), ("GET", "/sessions/{session_id}/indexes"),

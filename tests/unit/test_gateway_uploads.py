@@ -11,7 +11,7 @@ import pytest
 
 from backend.handlers_documents import content_disposition
 from backend.uploads import ALLOWED_EXTENSIONS, is_within, owner_dir, sanitize_filename, save_uploads
-from backend.web import ApiError
+from common.errors import ApiError
 
 OWNER = "0123456789abcdef0123456789abcdef"
 BOUNDARY = "----docentBoundary7MA4YWxkTrZu0gW"

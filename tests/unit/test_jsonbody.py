@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_system.jsonbody import JsonBodyError, parse_json_body
+from common.jsonbody import JsonBodyError, parse_json_body
 
 
 @pytest.mark.parametrize("raw,why", [

@@ -239,12 +239,24 @@ def test_specific_names_weigh_double_in_coverage():
 
 
 def test_paraphrase_with_low_word_overlap_is_answered_when_it_embeds_close():
+    # The similarity rescue lets a paraphrase past the coverage check; the quoted block must
+    # still hold what the question asks (here "multiplier" and "exponent" are in block 1).
+    question = "Which multiplier is implied for the exponent?"
+    strict = SynthesisOptions(min_coverage=0.9)
+    close = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], strict, similarity=0.6)
+    far = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], strict, similarity=0.2)
+    assert far.answer_source == "refusal"
+    assert close.answer_source == "extractive" and "[1]" in close.answer
+
+
+def test_close_embedding_does_not_make_quotes_answer_what_they_do_not_say():
+    # Issue 18: topically close passages share the question's words and embed close; an
+    # extractive answer from them is a guess unless the quoted block holds the ask.
     question = "How is the ACK Delay scaling factor chosen when nothing is sent?"
     low, _ = run(ExtractiveBackend(), question=question)
     close = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], SynthesisOptions(), similarity=0.6)
-    far = Synthesizer().answer(question, BLOCKS, [ExtractiveBackend()], SynthesisOptions(), similarity=0.2)
-    assert low.answer_source == "refusal" and far.answer_source == "refusal"
-    assert close.answer_source == "extractive"
+    assert low.answer_source == "refusal" and close.answer_source == "refusal"
+    assert "do not say" in (close.refusal_reason or "")
 
 
 def test_copied_evidence_labels_are_not_an_answer():
@@ -252,3 +264,59 @@ def test_copied_evidence_labels_are_not_an_answer():
     answer, _ = run(backend)
     assert answer.answer_source in ("extractive", "refusal")
     assert BLOCKS[0].label not in answer.answer
+
+
+# -- fact-level claim check (issue 18) --------------------------------------------------------------
+
+def test_an_invented_number_is_repaired_or_replaced_never_shown():
+    backend = Scripted("A default value of 5 is assumed for the exponent [1].",
+                       "A default value of 5 is assumed for the exponent [1].")
+    answer, events = run(backend)
+    assert answer.answer_source in ("extractive", "refusal")
+    assert "value of 5" not in answer.answer
+    assert answer.first_validation["claims"][0]["missing"] == ["5"]
+    repair_prompt = backend.prompts[1][-1].content
+    assert "'5' is not in [1]" in repair_prompt
+
+
+def test_a_repair_that_states_the_cited_number_is_kept():
+    backend = Scripted("A default value of 5 is assumed for the exponent [1].",
+                       "A default value of 3 is assumed for the exponent [1].")
+    answer, _ = run(backend)
+    assert answer.answer_source == "llm_repaired" and "value of 3" in answer.answer
+
+
+REAL = block(1, "Limitations: This version doesn't handle the REAL type. Other types are supported.",
+             name="libtasn1-README.txt")
+
+
+def test_yes_against_a_block_that_says_no_is_never_shown():
+    question = "Does libtasn1 support the ASN.1 REAL type?"
+    backend = Scripted("Yes, libtasn1 handles the REAL type [1].", "Yes, the REAL type is handled [1].")
+    answer, _ = run(backend, question=question, blocks=[REAL])
+    assert not answer.answer.startswith("Yes")
+    assert answer.first_validation["claims"][0]["opposite"].endswith("doesn't handle the REAL type.")
+    assert "says the opposite" in backend.prompts[1][-1].content
+
+
+def test_an_answer_with_the_documented_negation_is_kept():
+    question = "Does libtasn1 support the ASN.1 REAL type?"
+    answer, _ = run(Scripted("No, this version doesn't handle the REAL type [1]."), question=question, blocks=[REAL])
+    assert answer.answer_source == "llm" and answer.validation["claims"] == []
+
+
+def test_a_quantity_question_answered_without_a_number_goes_to_repair():
+    question = "What value is assumed when the ack_delay_exponent transport parameter is absent?"
+    backend = Scripted("The acknowledgment delay exponent is used to decode the ACK Delay field [1].",
+                       "A default value of 3 is assumed [1].")
+    answer, _ = run(backend, question=question)
+    assert answer.first_validation["no_quantity"] is True
+    assert "gives none" in backend.prompts[1][-1].content
+    assert answer.answer_source == "llm_repaired" and "3" in answer.answer
+
+
+def test_a_label_copied_without_its_number_is_taken_off_the_start_of_a_line():
+    where = BLOCKS[0].label.split("] ", 1)[1]  # "rfc9000.txt, p. 45"
+    backend = Scripted(f"{where} A default value of 3 is assumed for the exponent [1].")
+    answer, _ = run(backend)
+    assert answer.answer_source == "llm" and answer.answer.startswith("A default value of 3")

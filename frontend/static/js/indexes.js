@@ -145,7 +145,8 @@ function follow(indexId, jobId, box, docs, buildBtn) {
 // "2 documents, 5 pages · 1 failed": a file that failed is not a searchable document, so it is counted apart.
 function docCount(ix) {
   const documents = ix.documents || [];
-  if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(ix.metadata.chunks || 0)} chunks`;
+  const chunks = ix.metadata?.chunks || 0;
+  if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(chunks)} chunk${chunks === 1 ? "" : "s"}`;
   const failed = documents.filter((d) => d.status === "failed").length;
   const n = documents.length ? documents.length - failed : (ix.document_count ?? 0);
   const pages = ix.page_count || 0;

@@ -116,6 +116,12 @@ function findings(v) {
   if (v.uncited?.length) out.push(`${v.uncited.length} uncited sentence(s)`);
   if (v.bad_quotes?.length) out.push(`${v.bad_quotes.length} quote(s) not in the source`);
   if (v.unsupported?.length) out.push(`${v.unsupported.length} sentence(s) the source does not support`);
+  for (const c of v.claims || []) {
+    const where = (c.cited || []).map((n) => `[${n}]`).join(", ");
+    for (const fact of c.missing || []) out.push(`“${fact}” is not in ${where}`);
+    if (c.opposite) out.push(`${where} says the opposite: “${c.opposite}”`);
+  }
+  for (const u of v.unasked || []) out.push(`${(u.cited || []).map((n) => `[${n}]`).join(", ")} does not mention ${u.words.join(", ")}`);
   if (v.attributed) out.push(`${v.attributed} citation(s) attributed`);
   return (v.valid ? "valid" : "invalid") + (out.length ? `: ${out.join("; ")}` : "");
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,14 +34,16 @@ class LlamaCppBackend(LLMBackend):
     name = "llamacpp"
 
     def __init__(self, gguf_setting: str = "", *, context_tokens: int = 8192, threads: int = 0,
-                 models_dir: Path | None = None) -> None:
+                 gpu_layers: int = -1, models_dir: Path | None = None) -> None:
         self.gguf_setting = gguf_setting
         self.context_tokens = context_tokens
         self.threads = threads or max(1, os.cpu_count() or 1)
+        self.gpu_layers = gpu_layers
         self.models_dir = models_dir
         self._llm: Any = None
         self._path: Path | None = None
         self._error: str | None = None
+        self._rate: float | None = None  # prompt tokens/s, measured once by `warm`
         self._load_lock = threading.Lock()
         self._run_lock = threading.Lock()
 
@@ -57,15 +60,19 @@ class LlamaCppBackend(LLMBackend):
             if self._error is not None:
                 raise BackendUnavailableError(self._error)
             try:
-                from llama_cpp import Llama
+                from llama_cpp import Llama, llama_supports_gpu_offload
 
                 path = self.model_path()
+                # A CUDA (or Metal, Vulkan) build offloads layers; the CPU build this project compiles
+                # by default has no device, and asking it to offload would only log a warning.
+                layers = self.gpu_layers if llama_supports_gpu_offload() else 0
                 self._llm = Llama(model_path=str(path), n_ctx=self.context_tokens, n_threads=self.threads,
-                                  n_batch=512, verbose=False)
+                                  n_batch=512, n_gpu_layers=layers, verbose=False)
             except (ImportError, ModelNotFoundError, ModelIntegrityError, ValueError, RuntimeError) as exc:
                 self._error = f"cannot load GGUF ({self.gguf_setting or 'packaged default'}): {exc}"
                 raise BackendUnavailableError(self._error) from exc
-            log.info("llamacpp loaded %s (n_ctx=%d, threads=%d)", path.name, self.context_tokens, self.threads)
+            log.info("llamacpp loaded %s (n_ctx=%d, threads=%d, gpu layers=%d)", path.name, self.context_tokens,
+                     self.threads, layers)
             return self._llm
 
     def status(self) -> BackendStatus:
@@ -85,6 +92,21 @@ class LlamaCppBackend(LLMBackend):
     def load(self) -> None:
         """Load now (service start-up), so the first answer does not pay for it."""
         self._model()
+
+    def warm(self, messages: list[Message]) -> None:
+        """Read `messages` once: llama.cpp keeps the evaluated tokens, and a later prompt that starts
+        with the same system prompt reuses them (its prefix is not read again); the time it took is
+        the prompt rate that the "reading N passages (~S s)" estimate divides by."""
+        prompt = self.prompt_tokens(messages)
+        t0 = time.perf_counter()
+        self.complete(messages, GenerationParams(max_tokens=1))
+        elapsed = time.perf_counter() - t0
+        if elapsed > 0:
+            self._rate = prompt / elapsed
+        log.info("llamacpp warm: %d prompt tokens in %.1f s (%.0f tokens/s)", prompt, elapsed, self._rate or 0)
+
+    def prompt_rate(self) -> float | None:
+        return self._rate
 
     # -- tokens ------------------------------------------------------------
     def context_window(self, model: str | None = None) -> int:

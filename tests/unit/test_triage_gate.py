@@ -1,6 +1,6 @@
-"""The gateway's routing gate (`backend.gate.decide`) on a labelled table of chat messages.
+"""The routing gate (`rag_system.agent.triage.gate`, decided once, in the RAG API) on a labelled table.
 
-Why: `POST /sessions/<id>/messages` must not search the documents for "hi"
+Why: a chat message must not search the documents for "hi"
 (the answer would be a refusal) and must never answer a document question
 with a canned greeting. The table leans on the traps: questions that open
 with a greeting, words that contain greeting words ("which", "this",
@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import pytest
 
-from backend.gate import decide
+from rag_system.agent.triage import GateDecision, gate
 
 D, R = "direct", "rag"
+
+
+def decide(message: str, *, index_ids: list[str], options: dict) -> GateDecision:  # type: ignore[type-arg]
+    """The gate as a chat request reaches it: linked indexes, and the options it names."""
+    return gate(message, has_index=bool(index_ids), force_rag=bool(options.get("force_rag")),
+                has_filters=bool(options.get("filters")), task=options.get("task"))
 LINKED = ["3f2a9c0e6b7d4e21a5c8f0d9e1b2c3d4"]
 
 #: (message, route when the session has a linked index)

@@ -1,4 +1,4 @@
-"""Conversation memory: recent turns per session, and standalone follow-ups.
+"""Follow-ups made standalone, from the turns a request carries (the RAG API stores none).
 
 Why: retrieval sees one query at a time. "How does it handle loss?" after
 "What is QUIC?" retrieves nothing useful unless "it" becomes "QUIC". The rules
@@ -13,17 +13,12 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from rag_system.agent.text import PRONOUNS, as_question, content_words, question_subject, strip_question, \
     substitute_pronoun, words
-from rag_system.agent.types import Role, TextGenerator, Turn, ask_generator
-
-if TYPE_CHECKING:
-    from rag_system.config import Settings
+from rag_system.agent.types import TextGenerator, Turn, ask_generator
 
 log = logging.getLogger(__name__)
 
@@ -38,56 +33,6 @@ class Rewrite:
     rewritten: bool
     method: Method
     reason: str = ""
-
-
-class ConversationMemory:
-    """The last `max_turns` turns of each session, for at most `max_sessions` sessions.
-
-    Bounded twice (turns per session, sessions in least-recently-used order)
-    so a long-running server cannot grow without limit. Thread-safe: request
-    threads of one server share one instance.
-    """
-
-    def __init__(self, max_turns: int = 6, max_sessions: int = 1000) -> None:
-        if max_turns < 0 or max_sessions <= 0:
-            raise ValueError("max_turns must be >= 0 and max_sessions > 0")
-        self.max_turns = max_turns
-        self.max_sessions = max_sessions
-        self._sessions: OrderedDict[str, deque[Turn]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ConversationMemory:
-        return cls(max_turns=settings.memory_turns)
-
-    def add(self, session_id: str, role: Role, text: str, standalone: str | None = None) -> None:
-        """Record one turn; for a user turn pass the rewritten query as `standalone`."""
-        if role not in ("user", "assistant"):
-            raise ValueError(f"role must be user or assistant, got {role!r}")
-        if self.max_turns == 0:
-            return
-        turn = Turn(role, text, standalone if standalone and standalone != text else None)
-        with self._lock:
-            turns = self._sessions.get(session_id)
-            if turns is None:
-                turns = self._sessions[session_id] = deque(maxlen=self.max_turns)
-            self._sessions.move_to_end(session_id)
-            turns.append(turn)
-            while len(self._sessions) > self.max_sessions:
-                self._sessions.popitem(last=False)
-
-    def history(self, session_id: str) -> list[Turn]:
-        """The session's recent turns, oldest first (a copy)."""
-        with self._lock:
-            return list(self._sessions.get(session_id, ()))
-
-    def clear(self, session_id: str) -> None:
-        with self._lock:
-            self._sessions.pop(session_id, None)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._sessions)
 
 
 _WHAT_ABOUT = re.compile(

@@ -1,4 +1,4 @@
-"""Conversation memory and standalone follow-ups.
+"""Standalone follow-ups, from the turns a request carries.
 
 Why: retrieval sees one query; "how does it handle loss?" must become "How
 does QUIC handle loss?" or it retrieves noise. Equally important, a question
@@ -8,11 +8,9 @@ self-contained questions asked after an unrelated turn.
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from rag_system.agent.memory import ConversationMemory, Rewrite, accept_rewrite, standalone_query
+from rag_system.agent.followup import Rewrite, accept_rewrite, standalone_query
 from rag_system.agent.types import Turn
 
 LIST_ANSWER = ("The transport parameters are:\n1. **max_idle_timeout**: the idle timeout [1]\n"
@@ -148,65 +146,3 @@ def test_llm_not_asked_for_self_contained_questions() -> None:
 def test_accept_rewrite_allows_plurals_and_context_words() -> None:
     assert accept_rewrite("what are the fees?", "What are the late fee amounts?", "the late fee amounts")
     assert not accept_rewrite("what are the fees?", "What are the fees?", "")
-
-
-def test_memory_keeps_recent_turns_per_session() -> None:
-    memory = ConversationMemory(max_turns=3)
-    for i in range(5):
-        memory.add("s1", "user", f"question {i}")
-    memory.add("s2", "assistant", "answer")
-    assert [t.text for t in memory.history("s1")] == ["question 2", "question 3", "question 4"]
-    assert memory.history("s2") == [Turn("assistant", "answer")]
-    assert memory.history("nobody") == []
-    memory.clear("s1")
-    assert memory.history("s1") == [] and len(memory) == 1
-
-
-def test_memory_records_standalone_only_when_different() -> None:
-    memory = ConversationMemory()
-    memory.add("s", "user", "what about TCP?", standalone="What is TCP?")
-    memory.add("s", "user", "What is UDP?", standalone="What is UDP?")
-    assert [t.standalone for t in memory.history("s")] == ["What is TCP?", None]
-
-
-def test_memory_bounds_sessions_least_recently_used() -> None:
-    memory = ConversationMemory(max_turns=2, max_sessions=2)
-    memory.add("a", "user", "1")
-    memory.add("b", "user", "2")
-    memory.add("a", "user", "3")  # a is now the most recent
-    memory.add("c", "user", "4")  # evicts b
-    assert memory.history("b") == [] and len(memory.history("a")) == 2 and len(memory) == 2
-
-
-def test_memory_off_and_bad_arguments() -> None:
-    off = ConversationMemory(max_turns=0)
-    off.add("s", "user", "x")
-    assert off.history("s") == []
-    with pytest.raises(ValueError):
-        ConversationMemory(max_turns=-1)
-    with pytest.raises(ValueError):
-        ConversationMemory().add("s", "system", "x")  # type: ignore[arg-type]
-
-
-def test_memory_is_thread_safe() -> None:
-    memory = ConversationMemory(max_turns=1000, max_sessions=10)
-
-    def worker(n: int) -> None:
-        for i in range(200):
-            memory.add(f"s{n % 4}", "user", f"{n}-{i}")
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sum(len(memory.history(f"s{k}")) for k in range(4)) == 8 * 200
-    for k in range(4):  # per-thread order is kept inside each session
-        texts = [t.text for t in memory.history(f"s{k}")]
-        for n in (k, k + 4):
-            mine = [int(x.split("-")[1]) for x in texts if x.startswith(f"{n}-")]
-            assert mine == sorted(mine) and len(mine) == 200
-
-
-def test_from_settings(settings) -> None:  # type: ignore[no-untyped-def]
-    assert ConversationMemory.from_settings(settings.with_overrides(memory_turns=2)).max_turns == 2

@@ -1,4 +1,4 @@
-"""Strict parsing of JSON request bodies, shared by the gateway and the RAG API.
+"""Strict parsing of JSON request bodies, for the gateway and the RAG API alike.
 
 `json.loads` accepts things that later blow up far from the parser: lone
 UTF-16 surrogates (`"\\ud800"`, which SQLite and UTF-8 encoders refuse),
@@ -39,3 +39,13 @@ def parse_json_body(raw: bytes) -> Any:
     except RecursionError as exc:
         raise JsonBodyError("the body is nested too deeply") from exc
     return data
+
+
+def decode_json(raw: bytes) -> Any:
+    """The body as strict JSON, or a 400 `invalid_json` that says what is wrong with it."""
+    from common.errors import ApiError
+
+    try:
+        return parse_json_body(raw)
+    except JsonBodyError as exc:
+        raise ApiError(400, "invalid_json", f"the body is not valid JSON: {exc}") from exc

@@ -1,4 +1,4 @@
-"""Server-sent events over a plain HTTP response (DESIGN §9).
+"""Server-sent events over a plain HTTP response (Documentation/api.md).
 
 Frames are `data: {"type": ..., "data": {...}}\\n\\n`. One keeper thread per
 stream sends a `: heartbeat` comment when the stream has been idle for the

@@ -3,7 +3,7 @@
 Fields given as `extra={...}` become top-level keys, so the access log line
 `{"msg": "request", "route": ..., "status": ..., "duration_ms": ..., "request_id": ...}`
 can be filtered with jq. Document text, questions and answers are never
-logged at INFO or above (DESIGN: privacy of local documents).
+logged at INFO or above (a user's documents stay private, Documentation/operations.md).
 """
 
 from __future__ import annotations

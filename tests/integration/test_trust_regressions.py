@@ -1,0 +1,147 @@
+"""The answers issue 18 found untrustworthy, over real documents and the real packaged models.
+
+Each case was a cited invention or a lost answer before: a CEO's salary cited to
+a signature block, a PostgreSQL port cited to a QUIC passage, "yes" against
+"doesn't handle", the top-ranked chunk pushed out by context expansion, and a
+sub-query that lost its subject. Both answering paths run: quoting (extractive)
+and the packaged model (llamacpp), whose exact wording varies, so the model
+cases assert what must hold for any wording.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rag_system.agent.pipeline import QueryPipeline
+from rag_system.generation.registry import BackendRegistry
+from rag_system.indexing.builder import build_index
+from rag_system.retrieval.engine import RetrievalEngine
+from testkit import EVAL_DATA
+
+ACQUISITION = EVAL_DATA / "localgpt" / "corpora" / "acquisition"
+RFCS = EVAL_DATA / "localgpt" / "corpora" / "rfc"
+BACKENDS = ["extractive", pytest.param("llamacpp", marks=pytest.mark.slow)]
+
+
+def _pipeline(root: Path, embedder, sources: list[Path], **env: str):  # type: ignore[no-untyped-def]
+    from rag_system.config import load_settings
+
+    settings = load_settings(environ={"DOCENT_DATA_DIR": str(root / "data"), "OLLAMA_HOST": "http://127.0.0.1:9",
+                                      "SEMANTIC_CACHE": "false", **env}, dotenv_path=None)
+    build_index(sources, "t", settings, embedder=embedder)
+    return QueryPipeline(settings, RetrievalEngine(settings, embedder), BackendRegistry(settings))
+
+
+@pytest.fixture(scope="module")
+def acquisition(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    return _pipeline(tmp_path_factory.mktemp("acq"), embedder, [ACQUISITION])
+
+
+@pytest.fixture(scope="module")
+def rfcs(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    names = ["RFC 8999 - Version-Independent Properties of QUIC.txt", "RFC 9412 - The ORIGIN Extension in HTTP3.txt"]
+    return _pipeline(tmp_path_factory.mktemp("rfc"), embedder, [RFCS / n for n in names])
+
+
+def ask(pipe: QueryPipeline, query: str, **options):  # type: ignore[no-untyped-def]
+    events: list[tuple[str, dict]] = []
+    response = pipe.run(pipe.request(query, ["t"], **options), lambda e, d: events.append((e, d)))
+    return response.to_json(), events
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in re.findall(r"\d[\d,]*", re.sub(r"\[\d+\]", " ", text))}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_salary_no_document_states_is_refused_not_cited_to_a_signature_block(acquisition, backend):
+    payload, _ = ask(acquisition, "What is the annual salary of TechCorp's CEO James Mitchell?", backend=backend)
+    assert payload["answer_source"] == "refusal", payload["answer"]
+    assert payload["citations"] == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_port_of_software_the_documents_never_mention_is_refused_before_any_model_runs(rfcs, backend):
+    payload, events = ask(rfcs, "What is the default TCP port of a PostgreSQL server?", backend=backend)
+    assert payload["answer_source"] == "refusal"
+    assert "PostgreSQL" in payload["refusal_reason"]
+    assert "token" not in [e for e, _ in events]  # refused before generation: nothing to invent
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_number_an_answer_states_is_in_the_block_it_cites(acquisition, backend):
+    payload, _ = ask(acquisition, "What is the purchase price in the acquisition agreement?", backend=backend)
+    assert payload["answer_source"] != "refusal", payload.get("refusal_reason")
+    blocks = {s["n"]: s["text"] for s in payload["source_documents"]}
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", payload["answer"]):
+        cited = [int(n) for n in re.findall(r"\[(\d+)\]", sentence)]
+        if not cited:
+            continue
+        said = _numbers(" ".join(blocks[n] for n in cited))
+        assert _numbers(sentence) <= said, (sentence, cited)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_documented_no_is_never_answered_with_yes(acquisition, backend):
+    # 07_nda.pdf: "Nothing in this NDA grants any rights to intellectual property, ..."
+    payload, _ = ask(acquisition, "Does the NDA grant TechCorp any rights to StartupXYZ's intellectual property?",
+                     backend=backend)
+    answer = payload["answer"].lower()
+    assert not answer.lstrip("- ").startswith("yes"), payload["answer"]
+    if payload["answer_source"] != "refusal":
+        assert re.search(r"\b(?:no|not|nothing|never|none)\b|n't", answer), payload["answer"]
+        assert all(not c["opposite"] for c in (payload["validation"] or {}).get("claims", []))
+
+
+def test_the_top_ranked_chunk_reaches_the_prompt_when_expansion_makes_passages_large(acquisition):
+    query = "How long does the NDA remain in effect?"
+    plain, _ = ask(acquisition, query, backend="extractive", context_expand=False)
+    # Seven chunks of the NDA in one passage, against a budget that holds about one: the passage
+    # used to be dropped whole (less than half fitted) and the answer was "no evidence".
+    wide, events = ask(acquisition, query, backend="extractive", context_expand=True, context_window_size=3,
+                       evidence_tokens=120)
+    assert "context_expand_done" in [e for e, _ in events]
+    assert wide["source_documents"], "nothing reached the prompt"
+    assert wide["source_documents"][0]["chunk_id"] == plain["source_documents"][0]["chunk_id"]
+    assert "three (3) years" in wide["source_documents"][0]["excerpt"]
+    assert any(s["n"] == 1 for s in wide["citations"]) and "three (3) years" in wide["answer"]
+
+
+def test_sub_queries_keep_the_subject_of_the_question(acquisition):
+    payload, events = ask(acquisition, "How many employees does StartupXYZ have, and how are they split?",
+                          backend="extractive")
+    split = [d for e, d in events if e == "decomposition"]
+    assert split and all("StartupXYZ" in q for q in split[0]["sub_queries"]), split
+    searched = [c["chunk_id"] for s in payload["inspector"]["searches"] for leg in s["legs"].values() for c in leg]
+    assert searched and payload["answer_source"] != "refusal"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    corpora = EVAL_DATA / "localgpt" / "corpora"
+    return _pipeline(tmp_path_factory.mktemp("mixed"), embedder,
+                     [corpora / "atlas7_service_manual.pdf", corpora / "northwind_leave_policy.pdf"])
+
+
+def _gold(name: str) -> list[str]:
+    import json
+
+    path = EVAL_DATA / "localgpt" / "goldset" / f"{name}.jsonl"
+    return [json.loads(line)["query"] for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("corpus, gold", [("acquisition", "acquisition"), ("mixed", "atlas7"), ("mixed", "hr")])
+def test_no_answer_quote_or_source_card_carries_a_chunk_context_line(request, corpus, gold):
+    pipe = request.getfixturevalue(corpus)
+    context = re.compile(r"^\s*(?:- )?[\w.-]+\.pdf > ")
+    for query in _gold(gold):
+        payload, _ = ask(pipe, query, backend="extractive")
+        texts = [payload["answer"], *(c["quote"] for c in payload["citations"]),
+                 *(s["text"] for s in payload["source_documents"]),
+                 *(s["excerpt"] for s in payload["source_documents"])]
+        for text in texts:
+            for line in text.split("\n"):
+                assert not context.match(line), (query, line)

@@ -1,0 +1,38 @@
+"""One lexicon (`common.lexicon`) for chunking, generation, the agent and the native sentence scorer."""
+
+from __future__ import annotations
+
+import re
+
+import docent_native
+
+from common.lexicon import STOP_WORDS, WORD, stem, tokens, words
+from testkit import REPO_ROOT
+
+MIN_TERM_CHARS = 3  # native/src/evidence.rs: shorter query words are never terms
+
+
+def test_the_native_stop_words_are_the_lexicon_s() -> None:
+    source = (REPO_ROOT / "native" / "src" / "evidence.rs").read_text()
+    table = re.search(r"pub const STOP_WORDS: \[&str; (\d+)\] = \[(.*?)\];", source, re.S)
+    assert table is not None
+    native = re.findall(r'"([^"]+)"', table.group(2))
+    assert len(native) == int(table.group(1)) == len(set(native))
+    assert set(native) == {w for w in STOP_WORDS if len(w) >= MIN_TERM_CHARS}
+
+
+def test_the_native_scorer_ignores_exactly_the_lexicon_s_stop_words() -> None:
+    block = "Explain describes how the turbine gearbox works under heavy load every winter."
+    for word in ("explain", "describe", "summarise", "the"):
+        assert word in STOP_WORDS
+        assert docent_native.select_evidence_sentences(f"{word} {word}", [block], 3, 0.5) == []
+    assert docent_native.select_evidence_sentences("gearbox", [block], 3, 0.5)
+
+
+def test_words_and_stems() -> None:
+    assert words("The Gearbox's 2nd check, e.g. v2.1") == ["the", "gearbox", "s", "2nd", "check", "e", "g", "v2", "1"]
+    assert WORD.findall("naïve café") == ["naïve", "café"]
+    assert tokens("What's the X200's e-mail, v2.1?") == ["what's", "the", "x200's", "e-mail", "v2.1"]
+    assert [stem(w) for w in ("assumed", "assume", "validations", "running", "ox")] == \
+        ["assum", "assum", "valid", "runn", "ox"]
+    assert {"what", "tell", "explain", "summarise", "s", "t", "don"} <= STOP_WORDS
