@@ -57,6 +57,12 @@ class RagClient:
                                request_id=request_id, accept_status=(200, 404))
         return status == 200
 
+    def sync(self, method: str, name: str, tail: str = "", payload: dict[str, Any] | None = None,
+             request_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        """`/indexes/<name>/sync<tail>` (status, trigger, bind, unbind of synced folders), status and body."""
+        return self._call(method, f"/indexes/{quote(name, safe='')}/sync{tail}", payload,
+                          timeout=self.index_timeout_s, request_id=request_id)
+
     # -- transport -------------------------------------------------------------
     def _call(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,
               request_id: str | None = None, accept_status: tuple[int, ...] = (200, 201, 202),

@@ -6,6 +6,7 @@ from backend import handlers_chat as chat
 from backend import handlers_documents as documents
 from backend import handlers_indexes as indexes
 from backend import handlers_sessions as sessions
+from backend import handlers_sync as sync
 from backend import handlers_system as system
 from common.http import Route, RouteTable
 
@@ -34,6 +35,10 @@ TABLE: tuple[Route, ...] = (
     Route("POST", "/indexes/{index_id}/upload", indexes.upload),
     Route("POST", "/indexes/{index_id}/build", indexes.build),
     Route("GET", "/indexes/{index_id}/jobs/{job_id}", indexes.job),
+    Route("GET", "/indexes/{index_id}/sync", sync.status),
+    Route("POST", "/indexes/{index_id}/sync", sync.trigger),
+    Route("POST", "/indexes/{index_id}/sync/folders", sync.bind),
+    Route("DELETE", "/indexes/{index_id}/sync/folders", sync.unbind),
     Route("GET", "/documents/{document_id}/pages/{page}.png", documents.page_image),
     Route("GET", "/documents/{document_id}/file", documents.original_file),
 )

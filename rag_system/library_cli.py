@@ -71,6 +71,9 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
     state = store.load()
     state.folders = sorted({*state.folders, *(str(f) for f in folders)})
     store.save(state)
+    # Every bound folder, not only the ones named now: a sync builds the index from all of them, so a folder
+    # bound earlier (here or through the API) keeps its files in the index.
+    folders = [Path(f) for f in state.folders if Path(f).is_dir()]
     due: queue.Queue[str] = queue.Queue()
     watcher = FolderWatcher(lambda index, reason: due.put(reason), debounce_s=settings.sync_debounce_s,
                             rescan_s=settings.sync_rescan_s)
@@ -83,7 +86,7 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
             sys.stderr.write(f"watching {', '.join(map(str, folders))} for index {args.index} (Ctrl-C stops)\n")
         while True:
             run = sync_index(args.index, folders, settings, trigger=reason, embedder_name=settings.embedder)
-            _report(args, run)
+            _report(args, run, folders)
             if run.held and args.watch:
                 watcher.mark(args.index)
             if not args.watch:
@@ -100,11 +103,12 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
             watcher.stop()
 
 
-def _report(args: argparse.Namespace, run: Any) -> None:
+def _report(args: argparse.Namespace, run: Any, folders: list[Path]) -> None:
     from dataclasses import asdict
 
     if args.json:
-        sys.stdout.write(json.dumps({"index": args.index, **asdict(run), "files_changed": run.files_changed}) + "\n")
+        sys.stdout.write(json.dumps({"index": args.index, "folders": [str(f) for f in folders], **asdict(run),
+                                     "files_changed": run.files_changed}) + "\n")
     else:
         held = f", {len(run.held)} still being written (next sync)" if run.held else ""
         sys.stdout.write(f"synced {args.index} ({run.trigger}): {run.added} added, {run.updated} updated, "

@@ -9,6 +9,7 @@ loop), so there is still one writer per index.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -70,7 +71,7 @@ class FolderWatcher:
             if self._observer is not None and (index, folder) not in self._watches:
                 try:
                     self._watches[(index, folder)] = self._observer.schedule(
-                        _Handler(self, index), str(folder), recursive=True)
+                        _Handler(self, index, folder), str(folder), recursive=True)
                 except OSError as exc:  # inotify watch limit, a folder gone: rescans cover it
                     log.warning("cannot watch %s for %s (%s); it is rescanned instead", folder, index, exc)
 
@@ -129,14 +130,25 @@ class FolderWatcher:
 class _Handler:
     """watchdog's event handler protocol, reduced to "this index changed"."""
 
-    def __init__(self, watcher: FolderWatcher, index: str) -> None:
+    def __init__(self, watcher: FolderWatcher, index: str, folder: Path) -> None:
         self.watcher = watcher
         self.index = index
+        self.folder = folder
 
     def dispatch(self, event: Any) -> None:
         paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
-        if getattr(event, "event_type", "") in ("opened", "closed_no_write"):
+        kind = getattr(event, "event_type", "")
+        if kind in ("opened", "closed_no_write"):
             return  # reads do not change anything
-        if all(not p or Path(str(p)).name.startswith(".") for p in paths):
-            return  # hidden files (editor swap files) are never indexed
+        if kind == "modified" and getattr(event, "is_directory", False):
+            return  # a folder's own timestamp: the file event that caused it comes on its own
+        if all(not p or self._hidden(Path(os.fsdecode(p))) for p in paths):
+            return  # hidden files and folders (editor swap files, .git) are never indexed
         self.watcher.mark(self.index)
+
+    def _hidden(self, path: Path) -> bool:
+        try:
+            parts = path.relative_to(self.folder).parts
+        except ValueError:
+            parts = (path.name,)
+        return any(part.startswith(".") for part in parts)

@@ -1,6 +1,7 @@
 // The index manager: create, drag-and-drop upload with per-file progress, build with live progress, documents, delete.
 import { gateway, uploadFile } from "./api.js";
 import { countsText, followBuild, stopFollowing } from "./build.js";
+import { syncSection } from "./sync.js";
 import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
 const num = (n) => Number(n || 0).toLocaleString("en");
@@ -84,6 +85,7 @@ function detail(ix) {
       } })),
     ix.description ? el("p", { class: "muted", text: ix.description }) : "", // (append(null) would print "null")
     ix.metadata?.embedder ? el("p", { class: "muted small", id: "index-embedder-name", text: `Embedder: ${ix.metadata.embedder}` }) : "",
+    syncSection(ix, async () => refreshListItem(await gateway("GET", `/indexes/${ix.id}`))),
     fileInput, drop, uploads, el("div", { class: "row" }, buildBtn), progress,
     el("h3", { text: "Documents" }), docs);
 
