@@ -32,7 +32,9 @@ def trigger(app: App, req: Request) -> Response:
 
 def bind(app: App, req: Request) -> Response:
     index = index_or_404(app, req.params["index_id"])
-    code, body = app.rag.sync("POST", index["id"], "/folders", _folder(req), request_id=req.request_id)
+    embedder = index["metadata"].get("embedder")  # chosen when the index was created
+    payload = {**_folder(req), **({"embedder": embedder} if isinstance(embedder, str) and embedder else {})}
+    code, body = app.rag.sync("POST", index["id"], "/folders", payload, request_id=req.request_id)
     app.store.update_index_metadata(index["id"], {"synced": True})
     return Response.json({**body, "index_id": index["id"]}, code)
 

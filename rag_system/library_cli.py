@@ -24,6 +24,7 @@ def add_library_commands(sub: Any) -> None:
     syn.add_argument("folders", nargs="+", type=Path, help="folders to keep the index in line with")
     syn.add_argument("--index", required=True, help="index name")
     syn.add_argument("--watch", action="store_true", help="keep watching and syncing until Ctrl-C")
+    syn.add_argument("--embedder", help="the embedder of a new index (an existing index keeps its own)")
     syn.add_argument("--json", action="store_true", help="print one JSON line per sync")
 
 
@@ -59,9 +60,13 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
 
     folders = [f.expanduser().resolve() for f in args.folders]
     missing = [str(f) for f in folders if not f.is_dir()]
+    from rag_system.indexing.embedders import UnknownEmbedderError, check_name
+
     try:
         validate_index_name(args.index)
-    except InvalidIndexNameError as exc:
+        if args.embedder:
+            check_name(args.embedder)
+    except (InvalidIndexNameError, UnknownEmbedderError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
     if missing:
@@ -70,10 +75,11 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
     store = SyncStore(open_store(settings), args.index)
     state = store.load()
     state.folders = sorted({*state.folders, *(str(f) for f in folders)})
+    state.embedder = state.embedder or args.embedder
     store.save(state)
     # Every bound folder, not only the ones named now: a sync builds the index from all of them, so a folder
     # bound earlier (here or through the API) keeps its files in the index.
-    folders = [Path(f) for f in state.folders if Path(f).is_dir()]
+    folders = [Path(f) for f in state.folders]
     due: queue.Queue[str] = queue.Queue()
     watcher = FolderWatcher(lambda index, reason: due.put(reason), debounce_s=settings.sync_debounce_s,
                             rescan_s=settings.sync_rescan_s)
@@ -85,7 +91,7 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
                 watcher.bind(args.index, folder)
             sys.stderr.write(f"watching {', '.join(map(str, folders))} for index {args.index} (Ctrl-C stops)\n")
         while True:
-            run = sync_index(args.index, folders, settings, trigger=reason, embedder_name=settings.embedder)
+            run = sync_index(args.index, folders, settings, trigger=reason, embedder_name=state.embedder)
             _report(args, run, folders)
             if run.held and args.watch:
                 watcher.mark(args.index)

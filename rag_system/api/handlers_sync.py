@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from common.errors import ApiError, bad_request
 from common.http import Response
-from rag_system.api.handlers_index import require_writer
+from rag_system.api.handlers_index import check_embedder, require_writer
 from rag_system.api.messages import Request
-from rag_system.api.options import index_name, normalise_keys
+from rag_system.api.options import embedder_option, index_name, normalise_keys
 from rag_system.api.sync_service import SyncError
 
 
@@ -32,7 +32,9 @@ def status(request: Request) -> Response:
 def bind(request: Request) -> Response:
     require_writer(request)
     name = index_name(request.params["name"], "name")
-    state, job = _call(request.service.sync.bind, name, _folder(request))
+    embedder = embedder_option(normalise_keys(request.json()))
+    check_embedder(request, name, embedder)
+    state, job = _call(request.service.sync.bind, name, _folder(request), embedder)
     return Response(201, {**state, "job_id": job.job_id}, headers={"Location": f"/index/jobs/{job.job_id}"})
 
 

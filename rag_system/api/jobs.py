@@ -174,14 +174,14 @@ class JobQueue:
     def submit_build(self, index: str, paths: list[Path], embedder: str | None = None) -> Job:
         return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder))
 
-    def submit_sync(self, index: str, folders: list[Path], trigger: str) -> Job:
+    def submit_sync(self, index: str, folders: list[Path], trigger: str, embedder: str | None = None) -> Job:
         """Queue a sync of `index` with its folders, unless one is already waiting to start (it will see
         every change made until it starts)."""
         with self._lock:
             for job in self._jobs.values():
                 if job.index == index and job.kind == "sync" and job.state == "queued":
                     return job
-        return self._submit(Job("sync", index, tuple(str(p) for p in folders), trigger=trigger))
+        return self._submit(Job("sync", index, tuple(str(p) for p in folders), embedder=embedder, trigger=trigger))
 
     def latest(self, index: str, kind: str) -> Job | None:
         """The most recent job of this kind for `index` (kept jobs only)."""
@@ -190,10 +190,10 @@ class JobQueue:
         return found[-1] if found else None
 
     def submit_delete(self, index: str) -> Job:
-        """Queue a deletion; queued or running builds of that index are cancelled first."""
+        """Queue a deletion; queued or running builds and syncs of that index are cancelled first."""
         with self._lock:
             for job in self._jobs.values():
-                if job.index == index and job.kind == "build" and not job.finished:
+                if job.index == index and job.kind in ("build", "sync") and not job.finished:
                     job.cancel.set()
         return self._submit(Job("delete", index))
 
@@ -287,12 +287,14 @@ class JobQueue:
         from rag_system.indexing.sync import sync_index
 
         try:
-            paths = [p for p in (Path(f) for f in job.paths) if p.is_dir()]
+            # Checked again at every sync: a bound folder may have become a link to somewhere else.
+            paths = [self.roots.resolve(f) if Path(f).exists() else Path(f) for f in job.paths]
+            # The index's own embedder once it exists; before, the one asked for at bind time, else the default.
             run = sync_index(job.index, paths, self.settings, trigger=job.trigger, embedder=self.embedder,
-                             embedder_name=self.settings.embedder, on_event=job.handle, cancel=job.cancel)
+                             embedder_name=job.embedder, on_event=job.handle, cancel=job.cancel)
         except BuildCancelled as exc:
             self._finish(job, "cancelled", str(exc))
-        except (FileNotFoundError, ValueError, RuntimeError) as exc:
+        except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:
             log.warning("sync job %s failed: %s", job.job_id, exc)
             self._finish(job, "failed", str(exc))
         else:

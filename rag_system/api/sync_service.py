@@ -58,14 +58,17 @@ class SyncService:
         self.watcher.stop()
 
     # -- requests ---------------------------------------------------------------------
-    def bind(self, index: str, raw: str) -> tuple[dict[str, Any], Job]:
-        """Bind `raw` (a folder inside the allowed roots) to `index` and start its first sync."""
+    def bind(self, index: str, raw: str, embedder: str | None = None) -> tuple[dict[str, Any], Job]:
+        """Bind `raw` (a folder inside the allowed roots) to `index` and start its first sync; `embedder`
+        is the one a new index is built with (an existing index keeps its own)."""
         validate_index_name(index)
         folder = self._folder(raw)
         store = SyncStore(self.db, index)
         state = store.load()
-        if str(folder) not in state.folders:
-            state.folders.append(str(folder))
+        if str(folder) not in state.folders or (embedder and not state.embedder):
+            if str(folder) not in state.folders:
+                state.folders.append(str(folder))
+            state.embedder = state.embedder or embedder
             store.save(state)
         self.watcher.bind(index, folder)
         job = self.trigger(index, "bind")
@@ -88,10 +91,10 @@ class SyncService:
         self.watcher.unbind(index)
 
     def trigger(self, index: str, reason: str = "manual") -> Job:
-        folders = [Path(f) for f in SyncStore(self.db, index).load().folders]
-        if not folders:
+        state = SyncStore(self.db, index).load()
+        if not state.folders:
             raise SyncError("no_synced_folders", f"index {index!r} has no bound folder: bind one first", 409)
-        return self.jobs.submit_sync(index, folders, reason)
+        return self.jobs.submit_sync(index, [Path(f) for f in state.folders], reason, state.embedder)
 
     def status(self, index: str) -> dict[str, Any]:
         state = SyncStore(self.db, index).load()

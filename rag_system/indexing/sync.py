@@ -81,6 +81,10 @@ def sync_index(index: str, folders: Sequence[Path], settings: Settings, *, trigg
         on_event(event)
 
     try:
+        missing = [str(f) for f in folders if not Path(f).is_dir()]
+        if missing:  # an unmounted share must not empty the index
+            raise FileNotFoundError(f"bound folder {missing[0]} is missing (moved, deleted or not mounted); "
+                                    "nothing was changed: mount it again, or unbind it to drop its files")
         held = unsettled(folders, settings.sync_settle_s, cancel)
         run.held = sorted(str(p) for p in held)
         summary = build_index(list(folders), index, settings, embedder=embedder, embedder_name=embedder_name,

@@ -54,6 +54,7 @@ class SyncRun:
 @dataclass
 class SyncState:
     folders: list[str] = field(default_factory=list)
+    embedder: str | None = None  # asked for when the folder was bound (a new index's embedder)
     runs: list[SyncRun] = field(default_factory=list)  # newest first
 
     @property
@@ -65,7 +66,7 @@ class SyncState:
 
     def to_json(self) -> dict[str, Any]:
         last = self.last
-        return {"folders": list(self.folders),
+        return {"folders": list(self.folders), "embedder": self.embedder,
                 "last_sync": None if last is None else {**asdict(last), "files_changed": last.files_changed},
                 "history": [{"at": r.at, "trigger": r.trigger, "files_changed": r.files_changed,
                              "failed": len(r.failed), "error": r.error} for r in self.runs]}
@@ -87,11 +88,11 @@ class SyncStore:
             return SyncState()
         raw = json.loads(rows[0]["state"] or "{}")
         runs = [SyncRun(**run) for run in raw.get("runs", [])]
-        return SyncState(folders=list(raw.get("folders", [])), runs=runs)
+        return SyncState(folders=list(raw.get("folders", [])), embedder=raw.get("embedder"), runs=runs)
 
     def save(self, state: SyncState) -> None:
         name = sync_table_name(self.index)
-        payload = json.dumps({"folders": state.folders, "runs": [asdict(r) for r in state.runs]}, ensure_ascii=False)
+        payload = json.dumps({"folders": state.folders, "embedder": state.embedder, "runs": [asdict(r) for r in state.runs]}, ensure_ascii=False)
         data = pa.table({"key": ["state"], "state": [payload]}, schema=_SCHEMA)
         if not table_exists(self.db, name):
             self.db.create_table(name, data=data, schema=_SCHEMA)

@@ -22,9 +22,9 @@ export function syncText(state, now = Date.now()) {
   if (state.state === "queued" || state.state === "running") return "Syncing…";
   const last = state.last_sync;
   if (!last) return state.folders?.length ? "Not synced yet" : "";
+  if (last.error) return `Sync failed ${ago(last.at, now)}: ${plainReason(last.error)}`;
   const parts = [`Synced ${ago(last.at, now)}`];
-  if (last.error) parts.push(`sync failed: ${plainReason(last.error)}`);
-  else parts.push(last.files_changed ? `${plural(last.files_changed, "file")} updated` : "no changes");
+  parts.push(last.files_changed ? `${plural(last.files_changed, "file")} updated` : "no changes");
   if (last.failed?.length) parts.push(`${last.failed.length} could not be read`);
   if (last.held?.length) parts.push(`${last.held.length} still being written`);
   return parts.join(" · ");
