@@ -49,7 +49,9 @@ class SyncService:
         self.watcher.start()
         for index in self._synced_indexes():
             for folder in SyncStore(self.db, index).load().folders:
-                if Path(folder).is_dir():
+                if not self.roots.contains(folder):  # bound with the CLI, outside what this API may index
+                    log.warning("index %s: bound folder %s is outside DOCENT_INDEX_ROOTS; not watched", index, folder)
+                elif Path(folder).is_dir():
                     self.watcher.bind(index, Path(folder))
                 else:
                     log.warning("index %s: bound folder %s is missing; not watched", index, folder)

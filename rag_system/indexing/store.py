@@ -22,7 +22,8 @@ from common.errors import DomainError
 from rag_system.chunking.chunker import Chunk, metadata_json
 from rag_system.config import Settings
 from rag_system.indexing.embedder import EmbedderIdentity
-from rag_system.indexing.windows import LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, replace_rows, fts_indexes_current
+from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,
+                                         replace_rows)
 
 log = logging.getLogger(__name__)
 

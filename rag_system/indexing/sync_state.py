@@ -92,7 +92,8 @@ class SyncStore:
 
     def save(self, state: SyncState) -> None:
         name = sync_table_name(self.index)
-        payload = json.dumps({"folders": state.folders, "embedder": state.embedder, "runs": [asdict(r) for r in state.runs]}, ensure_ascii=False)
+        payload = json.dumps({"folders": state.folders, "embedder": state.embedder,
+                              "runs": [asdict(r) for r in state.runs]}, ensure_ascii=False)
         data = pa.table({"key": ["state"], "state": [payload]}, schema=_SCHEMA)
         if not table_exists(self.db, name):
             self.db.create_table(name, data=data, schema=_SCHEMA)
