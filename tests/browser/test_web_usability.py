@@ -308,9 +308,11 @@ def test_synced_folder_line_and_button(page: Any, stack: Stack) -> None:
     page.click("#sync-bind button[type=submit]")
     page.wait_for_function("document.querySelector('#sync-line').textContent === 'Synced just now · 2 files updated'",
                            timeout=120_000)
-    assert str(folder.resolve()) in page.inner_text("#sync-folders")
+    assert page.inner_text("#sync-folders") == f"Folder: {folder.resolve()} · 2 files indexed"
     assert page.locator("#sync-bind").is_hidden() and page.locator("#sync-now").is_visible()
     page.wait_for_function("document.querySelector(`.index-pick[data-id='%s'] .status`).textContent === 'ready'" % iid)
+    assert page.inner_text(f".index-pick[data-id='{iid}'] .count") == "from a synced folder"
+    assert "synced folder's files stay where they are" in page.inner_text("#documents")
 
     page.click("#sync-now")
     page.wait_for_function("document.querySelector('#sync-line').textContent === 'Synced just now · no changes'",

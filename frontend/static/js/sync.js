@@ -46,7 +46,10 @@ export function syncSection(ix, onSynced) {
   const show = (state) => {
     const bound = state.folders || [];
     line.textContent = syncText(state);
-    folders.textContent = bound.length ? `Folder${bound.length === 1 ? "" : "s"}: ${bound.join(", ")}` : "";
+    const last = state.last_sync;
+    const files = last && !last.error ? (last.added || 0) + (last.updated || 0) + (last.unchanged || 0) : null;
+    folders.textContent = bound.length ? `Folder${bound.length === 1 ? "" : "s"}: ${bound.join(", ")}`
+      + (files === null ? "" : ` · ${plural(files, "file")} indexed`) : "";
     button.hidden = !bound.length;
     bindForm.hidden = bound.length > 0;
     running = state.state === "queued" || state.state === "running";
