@@ -12,16 +12,25 @@ from typing import Any
 from backend.app import App
 from backend.library import index_or_404
 from backend.web import Request, require_str
+from common.errors import ApiError
 from common.http import Response
 
 FOLDER_MAX = 4096
+#: The status of an index the RAG API does not have yet (the shape of its `GET /indexes/<name>/sync`).
+NOT_SYNCED: dict[str, Any] = {"folders": [], "embedder": None, "last_sync": None, "history": [], "state": "idle",
+                              "job_id": None, "pending": False}
 
 
 def status(app: App, req: Request) -> Response:
     index = index_or_404(app, req.params["index_id"])
-    code, body = app.rag.sync("GET", index["id"], request_id=req.request_id)
+    try:
+        code, body = app.rag.sync("GET", index["id"], request_id=req.request_id)
+    except ApiError as err:
+        if err.code != "index_not_found":
+            raise
+        code, body = 200, NOT_SYNCED  # created here, not built or bound yet
     _mark_ready(app, index, body)
-    return Response.json({**body, "index_id": index["id"]}, code)
+    return Response.json({**body, "index": index["id"], "index_id": index["id"]}, code)
 
 
 def trigger(app: App, req: Request) -> Response:

@@ -26,7 +26,10 @@ def _call(fn, *args):  # type: ignore[no-untyped-def]
 
 
 def status(request: Request) -> Response:
-    return Response(200, request.service.sync.status(index_name(request.params["name"], "name")))
+    name = index_name(request.params["name"], "name")
+    if not request.service.sync.known(name):
+        raise ApiError(404, "index_not_found", f"no index {name!r} (binding a folder to a new name creates it)")
+    return Response(200, request.service.sync.status(name))
 
 
 def bind(request: Request) -> Response:

@@ -18,8 +18,8 @@ from typing import Any
 from rag_system.api.jobs import Job, JobQueue
 from rag_system.api.paths import AllowedRoots, PathNotAllowedError
 from rag_system.config import Settings
-from rag_system.indexing.store import TABLE_PREFIX, validate_index_name
-from rag_system.indexing.sync_state import SYNC_SUFFIX, SyncRun, SyncStore
+from rag_system.indexing.store import TABLE_PREFIX, table_exists, table_name, validate_index_name
+from rag_system.indexing.sync_state import SYNC_SUFFIX, SyncRun, SyncStore, sync_table_name
 from rag_system.indexing.sync_watch import FolderWatcher
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,10 @@ class SyncService:
         if not state.folders:
             raise SyncError("no_synced_folders", f"index {index!r} has no bound folder: bind one first", 409)
         return self.jobs.submit_sync(index, [Path(f) for f in state.folders], reason, state.embedder)
+
+    def known(self, index: str) -> bool:
+        """Whether `index` exists or has a bound folder (its first sync may not have written it yet)."""
+        return table_exists(self.db, table_name(index)) or table_exists(self.db, sync_table_name(index))
 
     def status(self, index: str) -> dict[str, Any]:
         state = SyncStore(self.db, index).load()

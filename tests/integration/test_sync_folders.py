@@ -195,6 +195,8 @@ def test_bind_checks_the_folder(tmp_path: Path, embedder) -> None:  # type: igno
             assert 400 <= status < 500 and body["error"]["code"] == code, (folder, body)
         status, _, body = api.call("POST", "/indexes/x/sync", {})
         assert status == 409 and body["error"]["code"] == "no_synced_folders"
+        status, _, body = api.call("GET", "/indexes/x/sync")  # neither built nor bound
+        assert status == 404 and body["error"]["code"] == "index_not_found"
         status, _, body = api.call("DELETE", "/indexes/x/sync/folders", {"folder": str(root / "ok")})
         assert status == 404 and body["error"]["code"] == "folder_not_bound"
 
