@@ -15,7 +15,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-from common.errors import ApiError
+from common.errors import ApiError, error_fields
 
 
 class RagClient:
@@ -105,9 +105,8 @@ def _json(raw: bytes, url: str, strict: bool = True) -> dict[str, Any]:
 
 
 def _upstream_error(status: int, body: dict[str, Any], url: str) -> ApiError:
-    err = body.get("error") if isinstance(body.get("error"), dict) else {}
-    code = str(err.get("code") or "rag_api_error")
-    message = str(err.get("message") or f"HTTP {status}")
+    code, message = error_fields(body)
+    code, message = code or "rag_api_error", message or f"HTTP {status}"
     if status == 401:
         return ApiError(502, "rag_api_unauthorized",
                         "the RAG API refused the service token: both services need the same DOCENT_API_TOKEN")

@@ -7,6 +7,7 @@ from backend import handlers_documents as documents
 from backend import handlers_indexes as indexes
 from backend import handlers_sessions as sessions
 from backend import handlers_system as system
+from backend import turn_save
 from common.http import Route, RouteTable
 
 TABLE: tuple[Route, ...] = (
@@ -15,12 +16,13 @@ TABLE: tuple[Route, ...] = (
     Route("GET", "/metrics", system.metrics),
     Route("GET", "/sessions", sessions.list_sessions),
     Route("POST", "/sessions", sessions.create_session),
+    Route("GET", "/sessions/cleanup", sessions.cleanup_sessions),  # before the {session_id} pattern
     Route("GET", "/sessions/{session_id}", sessions.get_session),
     Route("GET", "/sessions/{session_id}/history", sessions.session_history),
     Route("DELETE", "/sessions/{session_id}", sessions.delete_session),
     Route("POST", "/sessions/{session_id}/rename", sessions.rename_session),
     Route("POST", "/sessions/{session_id}/messages", chat.post_message),
-    Route("POST", "/sessions/{session_id}/messages/save", chat.save_turn),
+    Route("POST", "/sessions/{session_id}/messages/save", turn_save.save_turn),
     Route("GET", "/sessions/{session_id}/documents", sessions.session_documents),
     Route("POST", "/sessions/{session_id}/upload", sessions.upload),
     Route("POST", "/sessions/{session_id}/index", sessions.index_documents),

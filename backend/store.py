@@ -207,6 +207,17 @@ class Store:
             created = c.total_changes != before
         return created, [_message(user), _message(bot)]
 
+    def merge_message_metadata(self, message_id: str, updates: dict[str, Any]) -> dict[str, Any] | None:
+        """Add keys to a message's metadata; keys it already has keep their values."""
+        with self._write() as c:
+            row = c.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+            if row is None:
+                return None
+            meta = json.loads(row["metadata"])
+            merged = {**updates, **meta}
+            c.execute("UPDATE messages SET metadata = ? WHERE id = ?", (json.dumps(merged, default=str), message_id))
+            return _message(c.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone())
+
     def _insert_message(self, c: sqlite3.Connection, session_id: str, turn_id: str, sender: str,
                         content: str, metadata: dict[str, Any]) -> sqlite3.Row:
         existing = c.execute("SELECT * FROM messages WHERE turn_id = ? AND sender = ?", (turn_id, sender)).fetchone()
@@ -359,6 +370,12 @@ class Store:
     def update_job(self, job_id: str, state: str) -> None:
         with self._write() as c:
             c.execute("UPDATE index_jobs SET state = ?, updated_at = ? WHERE job_id = ?", (state, now(), job_id))
+
+    def most_used_model(self) -> str | None:
+        with self._conn() as c:
+            row = c.execute("SELECT model_used, COUNT(*) AS n FROM sessions WHERE model_used != '' "
+                            "GROUP BY model_used ORDER BY n DESC LIMIT 1").fetchone()
+        return row["model_used"] if row else None
 
     def stats(self) -> dict[str, int]:
         with self._conn() as c:

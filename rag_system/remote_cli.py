@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from common.errors import error_fields
 from rag_system.running_api import ApiCallError, RunningApi
 
 
@@ -75,10 +76,8 @@ def remote_chat(api: RunningApi, body: dict[str, Any],
 
 
 def _message(payload: dict[str, Any]) -> str:
-    error = payload.get("error", payload)
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("code") or "")
-    return str(error)
+    code, message = error_fields(payload)
+    return message or code
 
 
 def _sse(resp: Any) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -58,7 +58,10 @@ def gather(engine: RetrievalEngine, queries: list[str], indexes: tuple[str, ...]
             better = pick_better(_Scored(evidence), _Scored(second)).evidence
             emit("retrieval_retry", {"query": alternative, "kept": "retry" if better is second else "original",
                                      "evidence_score": round(second.result.evidence_score, 4),
-                                     "original_evidence_score": round(evidence.result.evidence_score, 4)})
+                                     "original_evidence_score": round(evidence.result.evidence_score, 4),
+                                     # localGPT's names for the same figures: what was weak, and how weak
+                                     "signal": "evidence_score", "score_before": round(evidence.result.evidence_score, 4),
+                                     "score_after": round(second.result.evidence_score, 4)})
             runs = evidence.runs + second.runs  # the inspector shows both searches
             evidence = better
             evidence.runs = runs

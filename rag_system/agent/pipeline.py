@@ -193,7 +193,7 @@ class QueryPipeline:
         for stage, used in answer.usage.items():
             ledger.add(stage, used["prompt"], used["completion"])
         response = ChatResponse(answer, request.query, _sources(packed), evidence.result.evidence_score,
-                                {**ledger.to_json(), "backend": answer.backend}, timings,
+                                {**ledger.with_legacy_keys(), "backend": answer.backend}, timings,
                                 warnings=[*request.warnings, *evidence.result.warnings],
                                 sub_queries=parts if len(parts) > 1 else [],
                                 standalone_query=query if query != request.query else None,
@@ -216,7 +216,7 @@ class QueryPipeline:
         reason = decision.reason if decision.route == "direct" else "no_index"
         response = ChatResponse(answer, request.query, route="direct", route_reason=reason,
                                 timings_ms={"total_ms": (time.perf_counter() - t0) * 1000},
-                                token_usage=TokenLedger().to_json())
+                                token_usage=TokenLedger().with_legacy_keys())
         emit("complete", response.to_json())
         return response
 

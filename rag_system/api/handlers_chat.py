@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from common.errors import ApiError, status_of
+from common.errors import ApiError, error_body, status_of
 from common.http import Response
 from common.sse import SSEStream
 from rag_system.api.messages import Request, Stream
@@ -94,7 +94,7 @@ def chat_stream(request: Request) -> Stream:
             if status >= 500:
                 log.exception("chat stream failed", extra={"request_id": request.request_id})
             error = turn.failed(code, _error_message(exc, status, request.request_id))
-            sse.send("error", dict(error, turn_id=turn.turn_id))
+            sse.send("error", error_body(error["code"], error["message"], turn_id=turn.turn_id))
         finally:
             if sse.cancel.is_set() and turn.status == "running":
                 turn.cancelled()
