@@ -63,7 +63,7 @@ def legacy_steps(events: list[dict[str, Any]], answer: str, meta: dict[str, Any]
     status = "error" if meta.get("status") == "error" else "done"
     steps: list[dict[str, Any]] = []
     for key, label, event in _STEPS:
-        if event not in seen:
+        if event not in seen or (key == "rerank" and seen[event].get("reranked") is False):
             continue
         steps.append({"key": key, "label": label, "status": "done", "details": _details(key, seen[event])})
     steps.append({"key": "final", "label": "Final answer", "status": status,
@@ -94,7 +94,8 @@ def present_index(index: dict[str, Any]) -> dict[str, Any]:
     index was built with, its chunk count, and the build options that were applied."""
     meta = dict(index.get("metadata") or {})
     build = meta.get("last_build") if isinstance(meta.get("last_build"), dict) else {}
-    facts = {"embedding_model": meta.get("built_with_embedder") or meta.get("embedder"),
+    facts = {"embedding_model": build.get("embedding_model") or meta.get("built_with_embedder") or meta.get("embedder"),
+             "vector_dimensions": build.get("vector_dimensions"),
              "total_chunks": (build.get("index_totals") or {}).get("chunks"),
              "retrieval_mode": "hybrid",  # every index has both the vector and the full-text table
              **(meta.get("applied_options") or {})}

@@ -57,14 +57,36 @@ class RagClient:
                                request_id=request_id, accept_status=(200, 404))
         return status == 200
 
+    def open_chat_stream(self, payload: dict[str, Any], request_id: str | None = None) -> Any:
+        """The RAG API's `/chat/stream` response, open (read its frames with `common.sse.read_frames`).
+
+        Failures before the stream starts raise the same `ApiError`s as every call."""
+        return self._open("POST", "/chat/stream", payload, timeout=self.timeout_s, request_id=request_id,
+                          accept="text/event-stream")
+
     # -- transport -------------------------------------------------------------
     def _call(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,
               request_id: str | None = None, accept_status: tuple[int, ...] = (200, 201, 202),
               ) -> tuple[int, dict[str, Any]]:
+        try:
+            with self._open(method, path, payload, timeout=timeout, request_id=request_id,
+                            accept_status=accept_status) as resp:
+                status = getattr(resp, "status", None) or resp.code
+                return status, _json(resp.read(), self.base_url + path, strict=status < 400)
+        except (TimeoutError, socket.timeout) as exc:
+            raise ApiError(504, "rag_api_timeout",
+                           f"the RAG API at {self.base_url} did not answer within {timeout:g} s") from exc
+        except (ConnectionError, OSError) as exc:
+            raise ApiError(502, "rag_api_unavailable",
+                           f"the RAG API at {self.base_url} dropped the connection ({exc})") from exc
+
+    def _open(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,
+              request_id: str | None = None, accept_status: tuple[int, ...] = (200, 201, 202),
+              accept: str = "application/json") -> Any:
         url = self.base_url + path
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         req = urllib.request.Request(url, data=data, method=method)
-        req.add_header("Accept", "application/json")
+        req.add_header("Accept", accept)
         if data is not None:
             req.add_header("Content-Type", "application/json")
         if self.token:
@@ -72,12 +94,11 @@ class RagClient:
         if request_id:
             req.add_header("X-Request-ID", request_id)
         try:
-            with self._opener.open(req, timeout=timeout) as resp:
-                return resp.status, _json(resp.read(), url)
+            return self._opener.open(req, timeout=timeout)
         except urllib.error.HTTPError as exc:
-            body = _json(exc.read(), url, strict=False)
             if exc.code in accept_status:
-                return exc.code, body
+                return exc
+            body = _json(exc.read(), url, strict=False)
             raise _upstream_error(exc.code, body, url) from exc
         except (TimeoutError, socket.timeout) as exc:
             raise ApiError(504, "rag_api_timeout",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from backend import handlers_chat as chat
 from backend import handlers_documents as documents
 from backend import handlers_indexes as indexes
+from backend import handlers_llm as llm
 from backend import handlers_sessions as sessions
 from backend import handlers_system as system
 from backend import turn_save
@@ -14,6 +15,8 @@ TABLE: tuple[Route, ...] = (
     Route("GET", "/health", system.health, public=True),
     Route("GET", "/models", system.models),
     Route("GET", "/metrics", system.metrics),
+    Route("POST", "/chat", llm.chat),  # localGPT's plain LLM chat (no session, no index)
+    Route("POST", "/chat/stream", llm.chat_stream),
     Route("GET", "/sessions", sessions.list_sessions),
     Route("POST", "/sessions", sessions.create_session),
     Route("GET", "/sessions/cleanup", sessions.cleanup_sessions),  # before the {session_id} pattern

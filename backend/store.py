@@ -14,7 +14,7 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -207,16 +207,34 @@ class Store:
             created = c.total_changes != before
         return created, [_message(user), _message(bot)]
 
-    def merge_message_metadata(self, message_id: str, updates: dict[str, Any]) -> dict[str, Any] | None:
-        """Add keys to a message's metadata; keys it already has keep their values."""
+    def save_turn_matching(self, session_id: str, turn_id: str, question: str, answer: str,
+                           meta: dict[str, Any], merge: dict[str, Any], match: Callable[[dict[str, Any]], bool],
+                           within: int = 20) -> tuple[bool, list[dict[str, Any]]]:
+        """`save_turn`, unless one of the last `within` turns has this question and answer and its answer's
+        metadata passes `match`: then `merge` is added to it (its own keys win). One transaction, so two
+        saves of one turn arriving together (localGPT's client and the RAG API) store it once."""
         with self._write() as c:
-            row = c.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
-            if row is None:
-                return None
-            meta = json.loads(row["metadata"])
-            merged = {**updates, **meta}
-            c.execute("UPDATE messages SET metadata = ? WHERE id = ?", (json.dumps(merged, default=str), message_id))
-            return _message(c.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone())
+            if c.execute("SELECT 1 FROM messages WHERE turn_id = ?", (turn_id,)).fetchone() is None:
+                rows = c.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                                 (session_id, 2 * within)).fetchall()
+                turns: dict[str, dict[str, sqlite3.Row]] = {}
+                for row in rows:  # newest first
+                    turns.setdefault(row["turn_id"], {})[row["sender"]] = row
+                for pair in turns.values():
+                    user, bot = pair.get("user"), pair.get("assistant")
+                    if user is None or bot is None or (user["content"], bot["content"]) != (question, answer):
+                        continue
+                    bot_meta = json.loads(bot["metadata"])
+                    if not match(bot_meta):
+                        continue
+                    c.execute("UPDATE messages SET metadata = ? WHERE id = ?",
+                              (json.dumps({**merge, **bot_meta}, default=str), bot["id"]))
+                    bot = c.execute("SELECT * FROM messages WHERE id = ?", (bot["id"],)).fetchone()
+                    return False, [_message(user), _message(bot)]
+            before = c.total_changes
+            user = self._insert_message(c, session_id, turn_id, "user", question, {})
+            bot = self._insert_message(c, session_id, turn_id, "assistant", answer, meta)
+            return c.total_changes != before, [_message(user), _message(bot)]
 
     def _insert_message(self, c: sqlite3.Connection, session_id: str, turn_id: str, sender: str,
                         content: str, metadata: dict[str, Any]) -> sqlite3.Row:

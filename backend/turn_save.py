@@ -5,8 +5,10 @@ Two callers send two bodies. The RAG API saves every turn that carried a `sessio
 client also saves the turns it streamed, with its own body (`user_message, assistant_message,
 source_documents, steps`) and no turn id, and reads `{session, user_message_id, ai_message_id}`
 back. Both describe the same turn, so whichever arrives second is matched to the first by its
-question and answer text among the session's last turns and only adds what the first lacked
-(the RAG API's events, or localGPT's own step list): nothing is stored twice.
+question and answer text among the session's last turns (in the same transaction as the insert,
+so two saves arriving together still match) and only adds what the first lacked (the RAG API's
+events, or localGPT's own step list): nothing is stored twice. A turn is matched once from each
+side, so a question asked twice with the same answer stays two turns.
 """
 
 from __future__ import annotations
@@ -51,14 +53,14 @@ def save_turn(app: App, req: Request) -> Response:
     meta = split_steps({k: v for k, v in display_names(data).items() if k in ANSWER_META and v is not None})
     meta.update(status=status, error=error, saved_by="rag_api")
     content = answer or _placeholder(status, error)
-    if not app.store.get_turn(turn_id) and status == "complete":
-        found = _client_saved(app, sid, question, content)
-        if found is not None:  # localGPT's client stored this turn first: add the RAG API's record to it
-            user, bot = found
-            app.store.merge_message_metadata(bot["id"], {**meta, "rag_turn_id": turn_id})
-            return _answer(app, session, turn_id, user, bot, created=False)
-    created, (user, bot) = app.store.save_turn(sid, turn_id, question, content, meta)
-    return _answer(app, session, turn_id, user, bot, created=created)
+    if status != "complete":
+        created, (user, bot) = app.store.save_turn(sid, turn_id, question, content, meta)
+    else:  # localGPT's client may have stored this turn first: then the RAG API's record is added to it
+        created, (user, bot) = app.store.save_turn_matching(
+            sid, turn_id, question, content, meta, merge={**meta, "rag_turn_id": turn_id},
+            match=lambda found: found.get("saved_by") == "localgpt_client" and "rag_turn_id" not in found,
+            within=_MATCH_WITHIN)
+    return _answer(app, session, user["turn_id"], user, bot, created=created)
 
 
 def _save_client_turn(app: App, sid: str, data: dict[str, Any]) -> Response:
@@ -71,36 +73,20 @@ def _save_client_turn(app: App, sid: str, data: dict[str, Any]) -> Response:
     session = _session(app, sid)
     steps = data.get("steps")
     client_meta: dict[str, Any] = {"steps": steps} if is_step_list(steps) else {}
-    found = find_turn(app, sid, question, answer)
-    if found is not None:  # the RAG API saved it already (the usual order)
-        user, bot = found
-        if client_meta:
-            app.store.merge_message_metadata(bot["id"], client_meta)
-        return _answer(app, session, user["turn_id"], user, bot, created=False)
     sources = display_names({"source_documents": data.get("source_documents") or []})["source_documents"]
     meta = {**client_meta, "source_documents": sources, "status": "complete", "error": None,
             "saved_by": "localgpt_client"}
-    created, (user, bot) = app.store.save_turn(sid, uuid.uuid4().hex, question, answer, meta)
+    # the RAG API saved it already (the usual order): localGPT's own steps are added to that turn
+    created, (user, bot) = app.store.save_turn_matching(sid, uuid.uuid4().hex, question, answer, meta,
+                                                        merge={**client_meta, "client_saved": True},
+                                                        match=_unclaimed_rag_turn, within=_MATCH_WITHIN)
     return _answer(app, session, user["turn_id"], user, bot, created=created)
 
 
-def find_turn(app: App, sid: str, question: str, answer: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The latest of the session's last turns with this question and answer, as (user, assistant)."""
-    by_turn: dict[str, dict[str, dict[str, Any]]] = {}
-    for m in app.store.recent_messages(sid, 2 * _MATCH_WITHIN):
-        by_turn.setdefault(m["turn_id"], {})[m["sender"]] = m
-    for turn in reversed(list(by_turn.values())):
-        user, bot = turn.get("user"), turn.get("assistant")
-        if user and bot and user["content"] == question and bot["content"] == answer:
-            return user, bot
-    return None
-
-
-def _client_saved(app: App, sid: str, question: str, answer: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    found = find_turn(app, sid, question, answer)
-    if found is None or found[1]["metadata"].get("saved_by") != "localgpt_client":
-        return None
-    return found
+def _unclaimed_rag_turn(found: dict[str, Any]) -> bool:
+    """A turn the RAG API saved that no save of localGPT's client was matched to yet (a question asked
+    twice with the same answer is two turns)."""
+    return found.get("saved_by") == "rag_api" and not found.get("client_saved")
 
 
 def _answer(app: App, session: dict[str, Any], turn_id: str, user: dict[str, Any], bot: dict[str, Any], *,

@@ -30,7 +30,7 @@ from rag_system.indexing.builder import BuildCancelled, build_index
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
-from rag_system.indexing.store import open_store, table_exists, table_name
+from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
 from rag_system.indexing.windows import WINDOWS_SUFFIX
 
 log = logging.getLogger(__name__)
@@ -188,6 +188,12 @@ class JobQueue:
             job.cancel.set()
         return job
 
+    def active_build(self, index: str) -> Job | None:
+        """The queued or running build of `index`, if there is one (the newest)."""
+        with self._lock:
+            found = [j for j in self._jobs.values() if j.index == index and j.kind == "build" and not j.finished]
+        return found[-1] if found else None
+
     def counts(self) -> dict[str, int]:
         with self._lock:
             states = [j.state for j in self._jobs.values()]
@@ -260,7 +266,15 @@ class JobQueue:
             log.warning("job %s failed: %s", job.job_id, exc)
             self._finish(job, "failed", str(exc))
         else:
-            self._finish(job, "done", None, summary.to_json())
+            self._finish(job, "done", None, {**summary.to_json(), **self._identity(job.index)})
+
+    def _identity(self, index: str) -> dict[str, Any]:
+        """The embedding model and vector size the index is built with (localGPT's index panel shows them)."""
+        try:
+            model, dimension = ChunkTable.open(open_store(self.settings), index).recorded_identity()
+        except Exception:  # the table is gone or unreadable: the build's summary says what it can
+            return {}
+        return {"embedding_model": model or None, "vector_dimensions": dimension or None}
 
     def _drop(self, index: str) -> bool:
         db = open_store(self.settings)

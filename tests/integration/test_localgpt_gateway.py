@@ -141,3 +141,17 @@ def test_health_has_localgpt_fields_when_the_rag_api_is_down(client: Client) -> 
     assert body["ollama_running"] is False and body["available_models"] == []
     stats = body["database_stats"]
     assert stats["total_sessions"] == stats["sessions"] and stats["most_used_model"] == "qwen3.5:9b"
+
+
+def test_the_same_question_and_answer_twice_are_two_turns_in_either_order(client: Client) -> None:
+    sid = _session(client)
+    for _ in range(2):  # the client's save first, then the RAG API's
+        assert _client_save(client, sid, "Same?", "Same.").status == 201
+        again = client.post(f"/sessions/{sid}/messages/save", {"turn_id": uuid.uuid4().hex, "question": "Same?",
+                                                               "answer": "Same.", "steps": EVENTS})
+        assert again.status == 200 and again.json["duplicate"] is True
+    for _ in range(2):  # the RAG API's first, then the client's
+        _rag_save(client, sid, "Same?", "Same.")
+        assert _client_save(client, sid, "Same?", "Same.").status == 200
+    messages = client.get(f"/sessions/{sid}").json["messages"]
+    assert len(messages) == 8 and all(m["metadata"].get("events") for m in messages[1::2])

@@ -20,6 +20,8 @@ EXPECTED = {
     ("POST", "/indexes/{index_id}/upload"), ("POST", "/indexes/{index_id}/build"),
     ("GET", "/indexes/{index_id}/jobs/{job_id}"),
     ("GET", "/documents/{document_id}/pages/{page}.png"), ("GET", "/documents/{document_id}/file"),
+    # localGPT's routes added by issue 20: plain LLM chat and the empty-session cleanup
+    ("POST", "/chat"), ("POST", "/chat/stream"), ("GET", "/sessions/cleanup"),
 }
 
 
