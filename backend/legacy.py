@@ -95,7 +95,7 @@ def present_index(index: dict[str, Any]) -> dict[str, Any]:
     meta = dict(index.get("metadata") or {})
     build = meta.get("last_build") if isinstance(meta.get("last_build"), dict) else {}
     facts = {"embedding_model": build.get("embedding_model") or meta.get("built_with_embedder") or meta.get("embedder"),
-             "vector_dimensions": build.get("vector_dimensions"),
+             "vector_dimensions": build.get("vector_dimensions"), "chunk_size": build.get("chunk_size"),
              "total_chunks": (build.get("index_totals") or {}).get("chunks"),
              "retrieval_mode": "hybrid",  # every index has both the vector and the full-text table
              **(meta.get("applied_options") or {})}

@@ -39,8 +39,10 @@ class RagClient:
         return self._call("POST", "/chat", payload, timeout=self.timeout_s, request_id=request_id)[1]
 
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
-                    embedder: str | None = None) -> dict[str, Any]:
+                    embedder: str | None = None, *, chunk_size: int | None = None,
+                    embedding_model: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"index": index, "paths": paths, **({"embedder": embedder} if embedder else {})}
+        body.update({k: v for k, v in (("chunk_size", chunk_size), ("embedding_model", embedding_model)) if v})
         return self._call("POST", "/index", body, timeout=self.index_timeout_s, request_id=request_id)[1]
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ class Job:
     index: str
     paths: tuple[str, ...] = ()
     embedder: str | None = None  # asked for in the request (None: the index's own, or the default)
+    chunk_tokens: int | None = None  # asked for in the request (None: CHUNK_SIZE)
     job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     state: str = "queued"
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -167,8 +168,10 @@ class JobQueue:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
-    def submit_build(self, index: str, paths: list[Path], embedder: str | None = None) -> Job:
-        return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder))
+    def submit_build(self, index: str, paths: list[Path], embedder: str | None = None,
+                     chunk_tokens: int | None = None) -> Job:
+        return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder,
+                                chunk_tokens=chunk_tokens))
 
     def submit_delete(self, index: str) -> Job:
         """Queue a deletion; queued or running builds of that index are cancelled first."""
@@ -257,7 +260,8 @@ class JobQueue:
     def _build(self, job: Job) -> None:
         try:
             paths = self.roots.resolve_all(list(job.paths))  # again: the tree may have changed since
-            summary = build_index(paths, job.index, self.settings, embedder=self.embedder,
+            settings = replace(self.settings, chunk_tokens=job.chunk_tokens) if job.chunk_tokens else self.settings
+            summary = build_index(paths, job.index, settings, embedder=self.embedder,
                                   embedder_name=job.embedder or self.settings.embedder, on_event=job.handle,
                                   cancel=job.cancel)
         except BuildCancelled as exc:
@@ -266,7 +270,8 @@ class JobQueue:
             log.warning("job %s failed: %s", job.job_id, exc)
             self._finish(job, "failed", str(exc))
         else:
-            self._finish(job, "done", None, {**summary.to_json(), **self._identity(job.index)})
+            self._finish(job, "done", None, {**summary.to_json(), **self._identity(job.index),
+                                             "chunk_size": settings.chunk_tokens})
 
     def _identity(self, index: str) -> dict[str, Any]:
         """The embedding model and vector size the index is built with (localGPT's index panel shows them)."""

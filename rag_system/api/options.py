@@ -28,6 +28,7 @@ from rag_system.tasks.routing import TASKS
 MAX_QUERY_CHARS = 8000
 MAX_INDEXES = 16
 MAX_PATHS = 10000
+MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 64, 4096
 MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the last MEMORY_TURNS)
 MAX_MESSAGE_CHARS = 20_000
 BACKENDS = ("auto", *AUTO_ORDER)
@@ -61,6 +62,8 @@ class IndexRequest:
     index: str
     paths: tuple[str, ...]
     embedder: str | None = None  # the embedder of a new index (rag_system/indexing/embedders.py)
+    chunk_size: int | None = None  # chunk budget in tokens for the files this build (re)indexes
+    embedding_model: str | None = None  # localGPT's name for the embedder: a model id (or an embedder name)
 
 
 def normalise_keys(body: Any) -> dict[str, Any]:
@@ -275,7 +278,9 @@ def parse_index(raw: Any) -> IndexRequest:
         raise bad_request("every path must be a non-empty string", "invalid_paths")
     if body.get("retrieval_mode") is not None:
         _mode(body)  # the product we replace validated it here too
-    return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body))
+    return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body),
+                        chunk_size=_int(body, "chunk_size", MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS),
+                        embedding_model=_str(body, "embedding_model", max_len=300))
 
 
 def embedder_option(body: dict[str, Any]) -> str | None:

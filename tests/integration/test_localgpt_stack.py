@@ -73,12 +73,14 @@ def index_with(stack: Stack, name: str, files: list[tuple[str, bytes]]) -> str:
     return iid
 
 
-def build(stack: Stack, iid: str) -> str:
+def build(stack: Stack, iid: str, chunk_size: int = 512) -> str:
     """localGPT's build call, with the options its form always sends; returns the job id."""
-    reply = stack.gw.post(f"/indexes/{iid}/build", {"latechunk": False, "doclingChunk": True, "chunkSize": 512,
+    reply = stack.gw.post(f"/indexes/{iid}/build", {"latechunk": False, "doclingChunk": True, "chunkSize": chunk_size,
                                                     "retrievalMode": "hybrid", "windowSize": 2,
                                                     "enableEnrich": True, "batchSizeEmbed": 50})
     assert reply.status == 202, reply.body
+    warned = " ".join(reply.json["warnings"])  # what Docent does not do is said, not dropped
+    assert "enable_enrich is not applied" in warned and "window_size is not applied" in warned, warned
     return reply.json["job_id"]
 
 
@@ -110,6 +112,10 @@ def test_lists_refresh_a_finished_build(stack: Stack, ready: str) -> None:
     meta = linked["metadata"]
     assert meta["status"] == "ready" and meta["total_chunks"] >= 1 and meta["retrieval_mode"] == "hybrid"
     assert isinstance(meta["embedding_model"], str) and meta["embedding_model"]
+    assert meta["chunk_size"] == 512 and meta["vector_dimensions"] > 0
+    small = index_with(stack, "Small chunks", [("policy.md", POLICY.encode())])
+    assert wait_rag_job(stack, build(stack, small, chunk_size=96))["summary"]["chunk_size"] == 96
+    assert stack.gw.get(f"/indexes/{small}").json["metadata"]["chunk_size"] == 96  # applied, not just recorded
 
 
 def test_streamed_turn_saved_by_both_is_one_turn_that_reloads_with_steps(stack: Stack, ready: str) -> None:
