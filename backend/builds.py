@@ -8,6 +8,7 @@ refreshes a `building` one, so no list keeps saying `building` after the job end
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from backend.app import App
@@ -26,6 +27,22 @@ def refresh_if_building(app: App, index: dict[str, Any], request_id: str) -> dic
     except ApiError:
         return index  # the RAG API is down or forgot the job: report what we know
     return app.store.get_index(index["id"]) or index
+
+
+def wait_for_build(app: App, index_id: str, job_id: str, request_id: str, timeout_s: float,
+                   poll_s: float = 0.5) -> dict[str, Any] | None:
+    """Follow a job to its end, recording it; None when it is still running after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        data = app.rag.job(job_id, request_id)
+        index = app.store.get_index(index_id)
+        if index is not None:
+            refresh_job(app, index, data)
+        if data.get("state") in TERMINAL_JOB_STATES:
+            return data
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(poll_s)
 
 
 def refresh_job(app: App, index: dict[str, Any], data: dict[str, Any]) -> None:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from backend.app import App
-from backend.builds import refresh_if_building, refresh_job
+from backend.builds import refresh_if_building, refresh_job, wait_for_build
 from backend.index_discovery import adopt_external_indexes
 from backend.legacy import present_index
 from backend.library import index_or_404, remove_files, start_build, store_uploads
 from backend.web import Request, not_found, optional_str, require_str
 from common.errors import ApiError
 from common.http import Response
+
+#: Keys only localGPT's index form sends with a build.
+_LOCALGPT_FORM = {"latechunk", "doclingChunk", "docling_chunk", "batchSizeEmbed", "batch_size_embed", "enableEnrich"}
+
 
 def list_indexes(app: App, req: Request) -> Response:
     adopt_external_indexes(app, req.request_id)  # indexes built with the CLI show up too
@@ -55,9 +59,21 @@ def upload(app: App, req: Request) -> Response:
 
 
 def build(app: App, req: Request) -> Response:
+    """202 with the job (Docent's asynchronous build), or, for localGPT's client, the finished build.
+
+    localGPT's client opens the chat as soon as its build call returns, so a call that carries its
+    form's options (`latechunk`, `doclingChunk`, ...) or `"wait": true` waits for the job."""
     index = index_or_404(app, req.params["index_id"])
     options = req.json(required=False)
     result = start_build(app, index["id"], options, req.request_id)
+    if options.get("wait") is True or (options.get("wait") is None and _LOCALGPT_FORM & set(options)):
+        done = wait_for_build(app, index["id"], result["job_id"], req.request_id, app.config.build_wait_s)
+        if done is not None:
+            index = app.store.get_index(index["id"]) or index
+            status = index["metadata"].get("status")
+            return Response.json({**result, "index_id": index["id"], "status": status, "job": done,
+                                  "response": f"Index build {done.get('state')}", "index": present_index(index)},
+                                 200 if done.get("state") == "done" else 422)
     return Response.json({**result, "index_id": index["id"], "status": "building",
                           "index": app.store.get_index(index["id"])}, 202)
 

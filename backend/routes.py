@@ -6,6 +6,7 @@ from backend import handlers_chat as chat
 from backend import handlers_documents as documents
 from backend import handlers_indexes as indexes
 from backend import handlers_llm as llm
+from backend import handlers_openai as openai
 from backend import handlers_sessions as sessions
 from backend import handlers_system as system
 from backend import turn_save
@@ -41,6 +42,9 @@ TABLE: tuple[Route, ...] = (
     Route("GET", "/indexes/{index_id}/jobs/{job_id}", indexes.job),
     Route("GET", "/documents/{document_id}/pages/{page}.png", documents.page_image),
     Route("GET", "/documents/{document_id}/file", documents.original_file),
+    # The OpenAI-compatible door (model `docent/<index name>`), same bearer token.
+    Route("GET", "/v1/models", openai.list_models),
+    Route("POST", "/v1/chat/completions", openai.chat_completions),
 )
 
 ROUTER = RouteTable(TABLE)

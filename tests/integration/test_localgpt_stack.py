@@ -73,11 +73,14 @@ def index_with(stack: Stack, name: str, files: list[tuple[str, bytes]]) -> str:
     return iid
 
 
+LOCALGPT_FORM = {"latechunk": False, "doclingChunk": True, "retrievalMode": "hybrid", "windowSize": 2,
+                 "enableEnrich": True, "batchSizeEmbed": 50}
+
+
 def build(stack: Stack, iid: str, chunk_size: int = 512) -> str:
-    """localGPT's build call, with the options its form always sends; returns the job id."""
-    reply = stack.gw.post(f"/indexes/{iid}/build", {"latechunk": False, "doclingChunk": True, "chunkSize": chunk_size,
-                                                    "retrievalMode": "hybrid", "windowSize": 2,
-                                                    "enableEnrich": True, "batchSizeEmbed": 50})
+    """A build with the options localGPT's form sends, but asynchronous (`wait: false`); returns the job id."""
+    reply = stack.gw.post(f"/indexes/{iid}/build", {"chunkSize": chunk_size, "windowSize": 2, "enableEnrich": True,
+                                                    "batchSizeEmbed": 50, "wait": False})
     assert reply.status == 202, reply.body
     warned = " ".join(reply.json["warnings"])  # what Docent does not do is said, not dropped
     assert "enable_enrich is not applied" in warned and "window_size is not applied" in warned, warned
@@ -116,6 +119,15 @@ def test_lists_refresh_a_finished_build(stack: Stack, ready: str) -> None:
     small = index_with(stack, "Small chunks", [("policy.md", POLICY.encode())])
     assert wait_rag_job(stack, build(stack, small, chunk_size=96))["summary"]["chunk_size"] == 96
     assert stack.gw.get(f"/indexes/{small}").json["metadata"]["chunk_size"] == 96  # applied, not just recorded
+
+
+def test_localgpt_build_call_answers_when_the_index_is_ready(stack: Stack) -> None:
+    iid = index_with(stack, "Form build", [("policy.md", POLICY.encode())])
+    reply = stack.gw.post(f"/indexes/{iid}/build", {**LOCALGPT_FORM, "chunkSize": 256})
+    assert reply.status == 200, reply.body  # localGPT's client opens the chat right after this call
+    assert reply.json["status"] == "ready" and reply.json["job"]["state"] == "done"
+    assert reply.json["index"]["metadata"]["chunk_size"] == 256 and reply.json["response"]
+    assert any("enable_enrich" in w for w in reply.json["warnings"])
 
 
 def test_streamed_turn_saved_by_both_is_one_turn_that_reloads_with_steps(stack: Stack, ready: str) -> None:

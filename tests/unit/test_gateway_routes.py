@@ -22,6 +22,7 @@ EXPECTED = {
     ("GET", "/documents/{document_id}/pages/{page}.png"), ("GET", "/documents/{document_id}/file"),
     # localGPT's routes added by issue 20: plain LLM chat and the empty-session cleanup
     ("POST", "/chat"), ("POST", "/chat/stream"), ("GET", "/sessions/cleanup"),
+    ("GET", "/v1/models"), ("POST", "/v1/chat/completions"),
 }
 
 
