@@ -19,7 +19,7 @@ from common.net import bind_refusal
 #: Every environment variable this module reads (checked against the docs by a unit test).
 ENV_VARS = ("DOCENT_DATA_DIR", "DB_PATH", "GATEWAY_HOST", "GATEWAY_PORT", "DOCENT_API_TOKEN",
             "DOCENT_CORS_ORIGINS", "DOCENT_MAX_UPLOAD_MB", "DOCENT_MAX_JSON_MB", "RAG_API_URL",
-            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL", "RAG_WRITER_URL")
+            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL", "RAG_WRITER_URL", "DOCENT_BUILD_WAIT_S")
 
 DEFAULT_ORIGINS = ("http://127.0.0.1:3000", "http://localhost:3000")
 

@@ -61,16 +61,22 @@ def _display_name(item: Any) -> Any:
     return {**item, "document_name": found.group(2)}
 
 
-def post_message(app: App, req: Request) -> Response:
-    sid = req.params["session_id"]
-    if app.store.get_session(sid) is None:
-        raise not_found("session", sid)
-    data = req.json()
+def message_of(data: dict[str, Any]) -> str:
+    """The question of a chat body (`message`, or `query` as the RAG API names it), checked."""
     message = data.get("message", data.get("query"))
     if not isinstance(message, str) or not message.strip():
         raise ApiError(400, "invalid_field", "'message' must be a non-empty string")
     if len(message) > MAX_MESSAGE_CHARS:
         raise ApiError(400, "invalid_field", f"'message' is longer than {MAX_MESSAGE_CHARS} characters")
+    return message
+
+
+def post_message(app: App, req: Request) -> Response:
+    sid = req.params["session_id"]
+    if app.store.get_session(sid) is None:
+        raise not_found("session", sid)
+    data = req.json()
+    message = message_of(data)
     options = normalize_options(data)
     turn_id = turn_id_of(data, required=False)
     index_ids = app.store.session_index_ids(sid)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from backend.app import App
-from backend.handlers_chat import MAX_MESSAGE_CHARS
+from backend.handlers_chat import message_of
 from backend.web import Request
 from common.errors import ApiError, error_body
 from common.http import Response
@@ -28,11 +28,7 @@ MAX_HISTORY = 100
 
 def _payload(req: Request) -> dict[str, Any]:
     data = req.json()
-    message = data.get("message", data.get("query"))
-    if not isinstance(message, str) or not message.strip():
-        raise ApiError(400, "invalid_field", "'message' must be a non-empty string")
-    if len(message) > MAX_MESSAGE_CHARS:
-        raise ApiError(400, "invalid_field", f"'message' is longer than {MAX_MESSAGE_CHARS} characters")
+    message = message_of(data)
     history = data.get("conversation_history") or []
     if not isinstance(history, list) or len(history) > MAX_HISTORY:
         raise ApiError(400, "invalid_field", f"'conversation_history' must be a list of at most {MAX_HISTORY} messages")
