@@ -122,9 +122,14 @@ class RagReplicas:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._spread(lambda c: c.chat(payload, request_id))
 
+    def open_chat_stream(self, payload: dict[str, Any], request_id: str | None = None) -> Any:
+        return self._spread(lambda c: c.open_chat_stream(payload, request_id))
+
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
-                    embedder: str | None = None) -> dict[str, Any]:
-        return self.writer.start_index(index, paths, request_id, embedder)
+                    embedder: str | None = None, *, chunk_size: int | None = None,
+                    embedding_model: str | None = None) -> dict[str, Any]:
+        return self.writer.start_index(index, paths, request_id, embedder, chunk_size=chunk_size,
+                                       embedding_model=embedding_model)
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
         return self.writer.job(job_id, request_id)

@@ -35,7 +35,7 @@ def test_custom_folder_and_gold_file_with_extractive_answers(tmp_path: Path) -> 
     assert summary["refusal_rate"] == round(1 / 3, 3)
     rows = {r["id"]: r for r in result["rows"]}
     assert rows["g1"]["cited_fact"] and rows["g2"]["cited_fact"] and rows["g1"]["valid"]
-    assert rows["g3"]["refused"] and "mongolia" in rows["g3"]["refusal_reason"]
+    assert rows["g3"]["refused"] and "mongolia" in rows["g3"]["refusal_reason"].lower()
 
 
 def _answer_set_gold(tmp_path: Path) -> tuple[Path, Path]:

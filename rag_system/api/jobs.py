@@ -19,7 +19,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from rag_system.indexing.builder import BuildCancelled, build_index
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
-from rag_system.indexing.store import open_store, table_exists, table_name
+from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
 from rag_system.indexing.sync_state import SyncRun, sync_table_name
 from rag_system.indexing.windows import WINDOWS_SUFFIX
 
@@ -56,6 +56,7 @@ class Job:
     paths: tuple[str, ...] = ()
     embedder: str | None = None  # asked for in the request (None: the index's own, or the default)
     trigger: str = ""  # what started a sync: manual | watch | rescan | bind
+    chunk_tokens: int | None = None  # asked for in the request (None: CHUNK_SIZE)
     job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     state: str = "queued"
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -171,8 +172,10 @@ class JobQueue:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
-    def submit_build(self, index: str, paths: list[Path], embedder: str | None = None) -> Job:
-        return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder))
+    def submit_build(self, index: str, paths: list[Path], embedder: str | None = None,
+                     chunk_tokens: int | None = None) -> Job:
+        return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder,
+                                chunk_tokens=chunk_tokens))
 
     def submit_sync(self, index: str, folders: list[Path], trigger: str, embedder: str | None = None) -> Job:
         """Queue a sync of `index` with its folders, unless one is already waiting to start (it will see
@@ -206,6 +209,13 @@ class JobQueue:
         if job is not None and not job.finished:
             job.cancel.set()
         return job
+
+    def active_build(self, index: str) -> Job | None:
+        """The queued or running build or sync of `index`, if there is one (the newest)."""
+        with self._lock:
+            found = [j for j in self._jobs.values()
+                     if j.index == index and j.kind in ("build", "sync") and not j.finished]
+        return found[-1] if found else None
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -272,7 +282,8 @@ class JobQueue:
     def _build(self, job: Job) -> None:
         try:
             paths = self.roots.resolve_all(list(job.paths))  # again: the tree may have changed since
-            summary = build_index(paths, job.index, self.settings, embedder=self.embedder,
+            settings = replace(self.settings, chunk_tokens=job.chunk_tokens) if job.chunk_tokens else self.settings
+            summary = build_index(paths, job.index, settings, embedder=self.embedder,
                                   embedder_name=job.embedder or self.settings.embedder, on_event=job.handle,
                                   cancel=job.cancel)
         except BuildCancelled as exc:
@@ -281,7 +292,16 @@ class JobQueue:
             log.warning("job %s failed: %s", job.job_id, exc)
             self._finish(job, "failed", str(exc))
         else:
-            self._finish(job, "done", None, summary.to_json())
+            self._finish(job, "done", None, {**summary.to_json(), **self._identity(job.index),
+                                             "chunk_size": settings.chunk_tokens})
+
+    def _identity(self, index: str) -> dict[str, Any]:
+        """The embedding model and vector size the index is built with (localGPT's index panel shows them)."""
+        try:
+            model, dimension = ChunkTable.open(open_store(self.settings), index).recorded_identity()
+        except Exception:  # the table is gone or unreadable: the build's summary says what it can
+            return {}
+        return {"embedding_model": model or None, "vector_dimensions": dimension or None}
 
     def _sync(self, job: Job) -> None:
         from rag_system.indexing.sync import sync_index

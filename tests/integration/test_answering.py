@@ -60,7 +60,7 @@ def test_extractive_answer_cites_the_block_with_the_fact(built):
 def test_unrelated_question_is_refused(built):
     payload, events = ask(pipeline_for(built), "What is the capital of Mongolia?", backend="extractive")
     assert payload["answer_source"] == "refusal" and payload["citations"] == []
-    assert "mongolia" in payload["refusal_reason"]
+    assert "mongolia" in payload["refusal_reason"].lower()  # the name as the question wrote it
     assert "refusal" in [e for e, _ in events]
 
 

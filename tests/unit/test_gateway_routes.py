@@ -23,6 +23,9 @@ EXPECTED = {
     ("GET", "/indexes/{index_id}/sync"), ("POST", "/indexes/{index_id}/sync"),
     ("POST", "/indexes/{index_id}/sync/folders"), ("DELETE", "/indexes/{index_id}/sync/folders"),
     ("GET", "/documents/{document_id}/pages/{page}.png"), ("GET", "/documents/{document_id}/file"),
+    # localGPT's routes added by issue 20: plain LLM chat and the empty-session cleanup
+    ("POST", "/chat"), ("POST", "/chat/stream"), ("GET", "/sessions/cleanup"),
+    ("GET", "/v1/models"), ("POST", "/v1/chat/completions"),
 }
 
 
