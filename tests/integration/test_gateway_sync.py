@@ -139,12 +139,12 @@ def test_sync_requests_are_checked(stack: Stack) -> None:
     gw = stack.gw
     iid = gw.post("/indexes", {"name": "Unsynced"}).json["index_id"]
     assert gw.get("/indexes/no-such-index/sync").status == 404
-    assert gw.post(f"/indexes/{iid}/sync/folders", {}).json["error"]["code"] == "invalid_field"
+    assert gw.post(f"/indexes/{iid}/sync/folders", {}).json["code"] == "invalid_field"
     outside = gw.post(f"/indexes/{iid}/sync/folders", {"folder": str(stack.data)})
-    assert outside.status == 403 and outside.json["error"]["code"] == "path_not_allowed", outside.json
+    assert outside.status == 403 and outside.json["code"] == "path_not_allowed", outside.json
     missing = gw.post(f"/indexes/{iid}/sync/folders", {"folder": str(stack.root / "missing")})
-    assert missing.status == 404 and missing.json["error"]["code"] == "path_not_found", missing.json
+    assert missing.status == 404 and missing.json["code"] == "path_not_found", missing.json
     nothing = gw.post(f"/indexes/{iid}/sync", {})
-    assert nothing.status == 409 and nothing.json["error"]["code"] == "no_synced_folders", nothing.json
+    assert nothing.status == 409 and nothing.json["code"] == "no_synced_folders", nothing.json
     state = gw.get(f"/indexes/{iid}/sync").json
     assert state["folders"] == [] and state["last_sync"] is None and state["state"] == "idle"
