@@ -6,8 +6,9 @@ again, rename it, delete it, and use the plain "LLM Chat" tile. Asserted as the 
 the answer and its sources are on the page after the reload, no request answered >= 400, and
 no "[object Object]" anywhere. The client is built once per test session (tests/browser/
 localgpt_app.py); the services run the extractive backend, so the LLM tile must say plainly
-that no language model is configured. The same flows through `api.ts` called from Node are in
-test_localgpt_api_ts.py.
+that no language model is configured. The same flows through `api.ts` called from Node
+(localgpt_api_check.mjs), and a localGPT database imported with `import-localgpt` showing in both
+localGPT's client and Docent's web app, are the other tests here.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ import json
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
-from tests.browser.conftest import ARTIFACTS, CHROMIUM, DESKTOP, _require_browser
+from testkit import REPO_ROOT
+from testkit.processes import GatewayProcess, RagApiProcess, base_env, free_port
+from tests.browser.conftest import ARTIFACTS, CHROMIUM, DESKTOP, FrontendProcess, _require_browser
 from tests.browser.localgpt_app import LocalGptBuild, LocalGptServer, LocalGptUnavailable, build_localgpt
 
 POLICY = ("# Leave policy\n\nEmployees accrue 25 days of annual leave per year.\n\n"
@@ -42,25 +45,28 @@ def localgpt_build(tmp_path_factory: pytest.TempPathFactory) -> LocalGptBuild:
 
 
 class LocalGptStack:
-    def __init__(self, gateway: GatewayProcess, rag: RagApiProcess, app: LocalGptServer) -> None:
-        self.gateway, self.rag, self.app = gateway, rag, app
+    def __init__(self, gateway: GatewayProcess, rag: RagApiProcess, app: LocalGptServer, web: FrontendProcess,
+                 data: Path) -> None:
+        self.gateway, self.rag, self.app, self.web, self.data = gateway, rag, app, web, data
 
 
 @pytest.fixture(scope="module")
 def lgpt(localgpt_build: LocalGptBuild, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGptStack]:
     data = tmp_path_factory.mktemp("lgpt-stack") / "data"
-    app_port = free_port()
-    origin = f"http://127.0.0.1:{app_port}"
+    app_port, web_port = free_port(), free_port()
+    origin = f"http://127.0.0.1:{app_port},http://127.0.0.1:{web_port}"  # localGPT's client and Docent's web app
     gw_port, rag_port = localgpt_build.gateway_port, localgpt_build.rag_port
     gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", DOCENT_CORS_ORIGINS=origin)
     rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origin)
     app = LocalGptServer(localgpt_build, app_port, data)
+    web = FrontendProcess(data, web_port, gateway.url, rag.url)
     started: list[Any] = []
     try:
-        for proc, wait, ready in ((gateway, 30, (200,)), (rag, 240, (200,)), (app, 120, (200, 404))):
+        for proc, wait, ready in ((gateway, 30, (200,)), (rag, 240, (200,)), (app, 120, (200, 404)),
+                                  (web, 30, (200,))):
             proc.start(wait_s=wait, ready_status=ready)
             started.append(proc)
-        yield LocalGptStack(gateway, rag, app)
+        yield LocalGptStack(gateway, rag, app, web, data)
     finally:
         for proc in reversed(started):
             proc.stop()
@@ -187,3 +193,32 @@ def test_every_api_ts_method_resolves_from_node(lgpt: LocalGptStack, localgpt_bu
                "getSessions", "uploadFiles", "indexDocuments", "sendMessage", "streamChatMessage", "deleteSession",
                "deleteIndex"}
     assert methods <= set(result["ok"]), methods - set(result["ok"])
+
+
+def test_imported_localgpt_history_shows_in_both_web_apps(page: Any, lgpt: LocalGptStack, tmp_path: Path) -> None:
+    """`import-localgpt` on a database written by localGPT's own code: its conversation opens in both clients."""
+    from tests.integration.test_import_localgpt import localgpt_database
+
+    db = localgpt_database().ChatDatabase(str(tmp_path / "chat_data.db"))
+    sid = db.create_session("Imported chat", "qwen3.5:9b")
+    db.add_message(sid, "Where is the zephyr turbine?", "user")
+    db.add_message(sid, "It stands on the quillwort ridge.", "assistant",
+                   {"source_documents": [{"document_name": "sites.md", "text": "the quillwort ridge", "score": 1.0}]})
+    done = subprocess.run([sys.executable, "-m", "backend", "import-localgpt", "--db", str(tmp_path / "chat_data.db"),
+                           "--no-build"], env=base_env(lgpt.data, RAG_API_URL=lgpt.rag.url), cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and "messages: 2 imported" in done.stdout, done.stdout + done.stderr
+
+    page.goto(lgpt.app.url, wait_until="networkidle")  # localGPT's client: its sidebar, then the conversation
+    page.get_by_role("button", name="LLM Chat").click()
+    _sidebar_row(page, "Imported chat").locator("button").first.click()
+    page.get_by_text("It stands on the quillwort ridge.").first.wait_for(timeout=60_000)
+    page.get_by_text("Where is the zephyr turbine?").first.wait_for(timeout=30_000)
+    page.get_by_text("Sources:").first.wait_for(timeout=30_000)
+    _no_object_object(page)
+
+    page.goto(f"{lgpt.web.url}/#/chat/{sid}")  # Docent's own web app
+    page.wait_for_selector("body[data-ready=true]", timeout=60_000)
+    page.locator(".msg.assistant", has_text="It stands on the quillwort ridge.").first.wait_for(timeout=60_000)
+    page.locator(f".session[data-id='{sid}']", has_text="Imported chat").wait_for(timeout=30_000)
+    assert page.failures == [], page.failures
