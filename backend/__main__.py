@@ -1,4 +1,7 @@
-"""`python -m backend [--host 127.0.0.1] [--port 8000]`: run the gateway until interrupted."""
+"""`python -m backend [--host 127.0.0.1] [--port 8000]`: run the gateway until interrupted.
+
+`python -m backend import-localgpt --db …` imports a localGPT install (backend/import_cli.py).
+"""
 
 from __future__ import annotations
 
@@ -21,6 +24,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["import-localgpt"]:
+        from backend.import_cli import main as import_main
+
+        return import_main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         config = load_gateway_config()

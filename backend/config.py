@@ -19,7 +19,7 @@ from common.net import bind_refusal
 #: Every environment variable this module reads (checked against the docs by a unit test).
 ENV_VARS = ("DOCENT_DATA_DIR", "DB_PATH", "GATEWAY_HOST", "GATEWAY_PORT", "DOCENT_API_TOKEN",
             "DOCENT_CORS_ORIGINS", "DOCENT_MAX_UPLOAD_MB", "DOCENT_MAX_JSON_MB", "RAG_API_URL",
-            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL", "RAG_WRITER_URL")
+            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL", "RAG_WRITER_URL", "DOCENT_BUILD_WAIT_S")
 
 DEFAULT_ORIGINS = ("http://127.0.0.1:3000", "http://localhost:3000")
 
@@ -44,6 +44,8 @@ class GatewayConfig:
     rag_writer_url: str = "http://127.0.0.1:8001"
     rag_api_timeout_s: float = 300.0
     rag_api_index_timeout_s: float = 60.0
+    #: How long a legacy (localGPT) build call waits for its job before answering 202 (DOCENT_BUILD_WAIT_S).
+    build_wait_s: float = 900.0
     log_level: str = "INFO"
 
     @property
@@ -109,5 +111,6 @@ def load_gateway_config(environ: Mapping[str, str] | None = None,
         rag_writer_url=(env.get("RAG_WRITER_URL") or urls[0]).rstrip("/"),
         rag_api_timeout_s=_number(env, "RAG_API_TIMEOUT", 300.0),
         rag_api_index_timeout_s=_number(env, "RAG_API_INDEX_TIMEOUT", 60.0),
+        build_wait_s=_number(env, "DOCENT_BUILD_WAIT_S", 900.0),
         log_level=(env.get("DOCENT_LOG_LEVEL") or "INFO").upper(),
     )

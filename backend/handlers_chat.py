@@ -1,4 +1,4 @@
-"""Chat: `POST /sessions/<id>/messages` (through the RAG API) and the internal turn save.
+"""Chat: `POST /sessions/<id>/messages` (through the RAG API); the turn save is `backend/turn_save.py`.
 
 A turn is one question and its answer, identified by `turn_id`. The question
 is stored before the RAG API is called, so it is in the history even if the
@@ -18,6 +18,7 @@ from typing import Any
 
 from backend.app import App
 from backend.history import conversation
+from backend.legacy import present, split_steps
 from backend.options import normalize_options
 from backend.web import Request, not_found
 from common.errors import ApiError
@@ -25,15 +26,14 @@ from common.http import Response
 
 MAX_MESSAGE_CHARS = 20_000
 _TURN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-_STATUSES = ("complete", "error", "cancelled")
 _STORED_NAME_RE = re.compile(r"^([0-9a-f]{64})_(.+)$")
 #: Fields of the RAG API's answer kept in the assistant message's metadata.
-_ANSWER_META = ("answer_source", "citations", "source_documents", "token_usage", "timings_ms", "route", "backend",
+ANSWER_META = ("answer_source", "citations", "source_documents", "token_usage", "timings_ms", "route", "backend",
                 "model", "validation", "confidence", "refusal_reason", "sub_queries", "warnings", "cached",
-                "evidence_score", "standalone_query", "steps", "route_reason")
+                "evidence_score", "standalone_query", "steps", "events", "route_reason")
 
 
-def _turn_id(data: dict[str, Any], *, required: bool) -> str:
+def turn_id_of(data: dict[str, Any], *, required: bool) -> str:
     value = data.get("turn_id", data.get("turnId"))
     if value is None and not required:
         return uuid.uuid4().hex
@@ -61,32 +61,38 @@ def _display_name(item: Any) -> Any:
     return {**item, "document_name": found.group(2)}
 
 
-def post_message(app: App, req: Request) -> Response:
-    sid = req.params["session_id"]
-    if app.store.get_session(sid) is None:
-        raise not_found("session", sid)
-    data = req.json()
+def message_of(data: dict[str, Any]) -> str:
+    """The question of a chat body (`message`, or `query` as the RAG API names it), checked."""
     message = data.get("message", data.get("query"))
     if not isinstance(message, str) or not message.strip():
         raise ApiError(400, "invalid_field", "'message' must be a non-empty string")
     if len(message) > MAX_MESSAGE_CHARS:
         raise ApiError(400, "invalid_field", f"'message' is longer than {MAX_MESSAGE_CHARS} characters")
+    return message
+
+
+def post_message(app: App, req: Request) -> Response:
+    sid = req.params["session_id"]
+    if app.store.get_session(sid) is None:
+        raise not_found("session", sid)
+    data = req.json()
+    message = message_of(data)
     options = normalize_options(data)
-    turn_id = _turn_id(data, required=False)
+    turn_id = turn_id_of(data, required=False)
     index_ids = app.store.session_index_ids(sid)
     history = conversation(app.store, sid, exclude_turn=turn_id)
     user = app.store.add_user_message(sid, turn_id, message, {"options": options})
     done = app.store.get_turn(turn_id).get("assistant")
     if done is not None:  # a retried request for a turn that is already answered: answer it again, once
         return _reply(app, sid, turn_id, done["content"], done["metadata"], user, done,
-                      {k: done["metadata"].get(k) for k in _ANSWER_META if k in done["metadata"]})
+                      {k: done["metadata"].get(k) for k in ANSWER_META if k in done["metadata"]})
     payload: dict[str, Any] = {**options, "query": message, "session_id": sid, "turn_id": turn_id,
                                "indexes": index_ids, "conversation_history": history}
     result = display_names(app.rag.chat(payload, req.request_id))
     answer = result.get("answer")
     if not isinstance(answer, str):
         raise ApiError(502, "rag_api_error", "the RAG API's /chat response has no answer")
-    meta = {k: result[k] for k in _ANSWER_META if k in result}
+    meta = split_steps({k: result[k] for k in ANSWER_META if k in result})
     meta.update(status="complete", gate=result.get("route_reason"), indexes=index_ids)
     app.metrics.chat_routed(_gate_route(meta))
     _, (user, bot) = app.store.save_turn(sid, turn_id, message, answer, meta)
@@ -106,44 +112,4 @@ def _reply(app: App, sid: str, turn_id: str, answer: str, meta: dict[str, Any], 
         "source_documents": meta.get("source_documents", []), "citations": meta.get("citations", []),
         "answer_source": meta.get("answer_source"), "used_rag": route == "rag",
         "route": meta.get("route", route), "gate": {"route": route, "reason": meta.get("gate")},
-        "user_message_id": user["id"], "ai_message_id": bot["id"], "message": bot, "result": result})
-
-
-def save_turn(app: App, req: Request) -> Response:
-    """Internal: the RAG API stores a finished (or failed, or cancelled) turn. Idempotent by `turn_id`."""
-    sid = req.params["session_id"]
-    data = req.json()
-    turn_id = _turn_id(data, required=True)
-    question = data.get("question")
-    answer = data.get("answer") if data.get("answer") is not None else ""
-    status = data.get("status", "complete")
-    if not isinstance(question, str) or not question.strip() or len(question) > MAX_MESSAGE_CHARS:
-        raise ApiError(400, "invalid_field", "'question' must be a non-empty string")
-    if not isinstance(answer, str):
-        raise ApiError(400, "invalid_field", "'answer' must be a string")
-    if status not in _STATUSES:
-        raise ApiError(400, "invalid_field", f"'status' must be one of {', '.join(_STATUSES)}")
-    for name, kind in (("citations", list), ("source_documents", list), ("steps", list),
-                       ("token_usage", dict), ("timings_ms", dict)):
-        if data.get(name) is not None and not isinstance(data[name], kind):
-            raise ApiError(400, "invalid_field", f"'{name}' must be {'a list' if kind is list else 'an object'}")
-    error = data.get("error")
-    if error is not None and not isinstance(error, dict):
-        raise ApiError(400, "invalid_field", "'error' must be null or an object")
-    if app.store.get_session(sid) is None:
-        raise not_found("session", sid)
-    meta = {k: v for k, v in display_names(data).items() if k in _ANSWER_META and v is not None}
-    meta.update(status=status, error=error, saved_by="rag_api")
-    content = answer or _placeholder(status, error)
-    created, (user, bot) = app.store.save_turn(sid, turn_id, question, content, meta)
-    return Response.json({"saved": created, "duplicate": not created, "turn_id": turn_id,
-                          "user_message_id": user["id"], "ai_message_id": bot["id"]}, 201 if created else 200)
-
-
-def _placeholder(status: str, error: dict[str, Any] | None) -> str:
-    if status == "cancelled":
-        return "(cancelled before an answer was produced)"
-    if status == "error":
-        detail = (error or {}).get("message") or "the answer could not be produced"
-        return f"(failed: {detail})"
-    return ""
+        "user_message_id": user["id"], "ai_message_id": bot["id"], "message": present(bot), "result": result})

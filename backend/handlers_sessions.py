@@ -7,6 +7,8 @@ from typing import Any
 
 from backend.app import App
 from backend.history import DEFAULT_MESSAGES, MAX_MESSAGES, conversation
+from backend.builds import refresh_if_building
+from backend.legacy import present, present_index
 from backend.library import remove_files, start_build, store_uploads
 from backend.store import DEFAULT_TITLE
 from backend.web import Request, not_found, optional_str, require_str
@@ -38,7 +40,8 @@ def create_session(app: App, req: Request) -> Response:
 
 def get_session(app: App, req: Request) -> Response:
     session = _session(app, req.params["session_id"])
-    return Response.json({"session": session, "messages": app.store.get_messages(session["id"])})
+    messages = [present(m) for m in app.store.get_messages(session["id"])]
+    return Response.json({"session": session, "messages": messages})
 
 
 def session_history(app: App, req: Request) -> Response:
@@ -59,6 +62,20 @@ def delete_session(app: App, req: Request) -> Response:
         raise not_found("session", sid)
     removed = remove_files(app, paths)
     return Response.json({"deleted": True, "session_id": sid, "files_removed": removed})
+
+
+def cleanup_sessions(app: App, req: Request) -> Response:
+    """localGPT's `GET /sessions/cleanup`: delete the sessions that have no messages (and their pending uploads)."""
+    deleted: list[str] = []
+    removed = 0
+    for session in app.store.list_sessions():
+        if session["message_count"] == 0:
+            paths = app.store.delete_session(session["id"])
+            if paths is not None:
+                deleted.append(session["id"])
+                removed += remove_files(app, paths)
+    return Response.json({"message": f"Cleaned up {len(deleted)} empty sessions", "cleanup_count": len(deleted),
+                          "deleted": deleted, "files_removed": removed})
 
 
 def rename_session(app: App, req: Request) -> Response:
@@ -102,7 +119,8 @@ def index_documents(app: App, req: Request) -> Response:
 
 def session_indexes(app: App, req: Request) -> Response:
     session = _session(app, req.params["session_id"])
-    found = [i for i in (app.store.get_index(iid) for iid in app.store.session_index_ids(session["id"])) if i]
+    found = [present_index(refresh_if_building(app, i, req.request_id))
+             for i in (app.store.get_index(iid) for iid in app.store.session_index_ids(session["id"])) if i]
     return Response.json({"indexes": found, "total": len(found)})
 
 

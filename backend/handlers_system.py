@@ -21,8 +21,25 @@ def health(app: App, req: Request) -> Response:
     except ApiError as err:
         rag.update(reachable=False, status="unavailable", error=err.message)
     ok = rag.get("status") == "ok"
+    generation, ollama = _generation(app, req) if rag.get("reachable") else ([], False)
+    stats = app.store.stats()
+    # localGPT's client reads these names: whether Ollama answers, the models it can chat with, its counters
+    legacy_stats = {"total_sessions": stats["sessions"], "total_messages": stats["messages"],
+                    "most_used_model": app.store.most_used_model()}
     return Response.json({"status": "ok" if ok else "degraded", "service": "gateway",
-                          "database_stats": app.store.stats(), "rag_api": rag})
+                          "database_stats": {**stats, **legacy_stats}, "rag_api": rag,
+                          "ollama_running": ollama, "available_models": generation})
+
+
+def _generation(app: App, req: Request) -> tuple[list[str], bool]:
+    """(the models that can answer, whether an Ollama backend is reachable); nothing when the RAG API cannot say."""
+    try:
+        data = app.rag.models(req.request_id)
+    except ApiError:
+        return [], False
+    backends = [b for b in data.get("backends", []) if isinstance(b, dict)]
+    generation = sorted({_label(b) for b in backends if b.get("available") and b.get("name") != "extractive"})
+    return generation, any(b.get("name") == "ollama" and b.get("available") for b in backends)
 
 
 def models(app: App, req: Request) -> Response:

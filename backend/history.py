@@ -36,6 +36,7 @@ def _standalone(meta: dict[str, Any]) -> str | None:
     """The rewritten question: top-level for a `/chat` answer, in the `complete` step for a streamed one."""
     if meta.get("standalone_query"):
         return meta["standalone_query"]
-    steps = meta.get("steps") if isinstance(meta.get("steps"), list) else []
+    events = meta.get("events", meta.get("steps"))  # `steps` in turns stored before `events` existed
+    steps = events if isinstance(events, list) else []
     done = next((s.get("data") for s in steps if isinstance(s, dict) and s.get("type") == "complete"), None)
     return done.get("standalone_query") if isinstance(done, dict) else None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.app import App
+from backend.build_options import read_build_options
 from backend.uploads import is_within, save_uploads
 from backend.web import Request, not_found
 from common.errors import ApiError
@@ -49,7 +50,10 @@ def start_build(app: App, index_id: str, options: dict[str, Any], request_id: st
     embedder = (options or {}).get("embedder") or index["metadata"].get("embedder")
     if embedder is not None and not isinstance(embedder, str):
         raise ApiError(400, "invalid_field", "'embedder' must be a string")
-    result = app.rag.start_index(index_id, paths, request_id, embedder or None)
+    legacy = read_build_options(options or {})
+    result = app.rag.start_index(index_id, paths, request_id, embedder or None, chunk_size=legacy.chunk_size,
+                                 embedding_model=None if embedder else legacy.embedding_model)
+    result["warnings"] = [*legacy.warnings, *(result.get("warnings") or [])]
     job_id = result.get("job_id")
     if not isinstance(job_id, str) or not job_id:
         raise ApiError(502, "rag_api_error", "the RAG API accepted the build but returned no job id")
@@ -57,6 +61,8 @@ def start_build(app: App, index_id: str, options: dict[str, Any], request_id: st
     updates: dict[str, Any] = {"status": "building", "last_job_id": job_id}
     if options:
         updates["build_options"] = options
+    if legacy.applied:
+        updates["applied_options"] = legacy.applied
     app.store.update_index_metadata(index_id, updates)
     app.store.set_documents_status(index_id, "indexing")
     return result

@@ -25,6 +25,9 @@ CHAT_OPTIONS: dict[str, tuple[type, ...]] = {
     "filters": (dict,),
     "model": (str,),
     "backend": (str,),
+    # localGPT's: sentence pruning (applied) and composing from sub-answers (answered with a warning).
+    "provence_prune": (bool,),
+    "compose_sub_answers": (bool,),
     # Tasks (Documentation/tasks.md): validated by the RAG API, which owns the task list.
     "task": (str,),
     "documents": (list,),

@@ -15,7 +15,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-from common.errors import ApiError
+from common.errors import ApiError, error_fields
 
 
 class RagClient:
@@ -39,8 +39,10 @@ class RagClient:
         return self._call("POST", "/chat", payload, timeout=self.timeout_s, request_id=request_id)[1]
 
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
-                    embedder: str | None = None) -> dict[str, Any]:
+                    embedder: str | None = None, *, chunk_size: int | None = None,
+                    embedding_model: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"index": index, "paths": paths, **({"embedder": embedder} if embedder else {})}
+        body.update({k: v for k, v in (("chunk_size", chunk_size), ("embedding_model", embedding_model)) if v})
         return self._call("POST", "/index", body, timeout=self.index_timeout_s, request_id=request_id)[1]
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
@@ -57,14 +59,42 @@ class RagClient:
                                request_id=request_id, accept_status=(200, 404))
         return status == 200
 
+    def sync(self, method: str, name: str, tail: str = "", payload: dict[str, Any] | None = None,
+             request_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        """`/indexes/<name>/sync<tail>` (status, trigger, bind, unbind of synced folders), status and body."""
+        return self._call(method, f"/indexes/{quote(name, safe='')}/sync{tail}", payload,
+                          timeout=self.index_timeout_s, request_id=request_id)
+
+    def open_chat_stream(self, payload: dict[str, Any], request_id: str | None = None) -> Any:
+        """The RAG API's `/chat/stream` response, open (read its frames with `common.sse.read_frames`).
+
+        Failures before the stream starts raise the same `ApiError`s as every call."""
+        return self._open("POST", "/chat/stream", payload, timeout=self.timeout_s, request_id=request_id,
+                          accept="text/event-stream")
+
     # -- transport -------------------------------------------------------------
     def _call(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,
               request_id: str | None = None, accept_status: tuple[int, ...] = (200, 201, 202),
               ) -> tuple[int, dict[str, Any]]:
+        try:
+            with self._open(method, path, payload, timeout=timeout, request_id=request_id,
+                            accept_status=accept_status) as resp:
+                status = getattr(resp, "status", None) or resp.code
+                return status, _json(resp.read(), self.base_url + path, strict=status < 400)
+        except (TimeoutError, socket.timeout) as exc:
+            raise ApiError(504, "rag_api_timeout",
+                           f"the RAG API at {self.base_url} did not answer within {timeout:g} s") from exc
+        except (ConnectionError, OSError) as exc:
+            raise ApiError(502, "rag_api_unavailable",
+                           f"the RAG API at {self.base_url} dropped the connection ({exc})") from exc
+
+    def _open(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,
+              request_id: str | None = None, accept_status: tuple[int, ...] = (200, 201, 202),
+              accept: str = "application/json") -> Any:
         url = self.base_url + path
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         req = urllib.request.Request(url, data=data, method=method)
-        req.add_header("Accept", "application/json")
+        req.add_header("Accept", accept)
         if data is not None:
             req.add_header("Content-Type", "application/json")
         if self.token:
@@ -72,12 +102,11 @@ class RagClient:
         if request_id:
             req.add_header("X-Request-ID", request_id)
         try:
-            with self._opener.open(req, timeout=timeout) as resp:
-                return resp.status, _json(resp.read(), url)
+            return self._opener.open(req, timeout=timeout)
         except urllib.error.HTTPError as exc:
-            body = _json(exc.read(), url, strict=False)
             if exc.code in accept_status:
-                return exc.code, body
+                return exc
+            body = _json(exc.read(), url, strict=False)
             raise _upstream_error(exc.code, body, url) from exc
         except (TimeoutError, socket.timeout) as exc:
             raise ApiError(504, "rag_api_timeout",
@@ -105,9 +134,8 @@ def _json(raw: bytes, url: str, strict: bool = True) -> dict[str, Any]:
 
 
 def _upstream_error(status: int, body: dict[str, Any], url: str) -> ApiError:
-    err = body.get("error") if isinstance(body.get("error"), dict) else {}
-    code = str(err.get("code") or "rag_api_error")
-    message = str(err.get("message") or f"HTTP {status}")
+    code, message = error_fields(body)
+    code, message = code or "rag_api_error", message or f"HTTP {status}"
     if status == 401:
         return ApiError(502, "rag_api_unauthorized",
                         "the RAG API refused the service token: both services need the same DOCENT_API_TOKEN")

@@ -122,9 +122,14 @@ class RagReplicas:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._spread(lambda c: c.chat(payload, request_id))
 
+    def open_chat_stream(self, payload: dict[str, Any], request_id: str | None = None) -> Any:
+        return self._spread(lambda c: c.open_chat_stream(payload, request_id))
+
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
-                    embedder: str | None = None) -> dict[str, Any]:
-        return self.writer.start_index(index, paths, request_id, embedder)
+                    embedder: str | None = None, *, chunk_size: int | None = None,
+                    embedding_model: str | None = None) -> dict[str, Any]:
+        return self.writer.start_index(index, paths, request_id, embedder, chunk_size=chunk_size,
+                                       embedding_model=embedding_model)
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
         return self.writer.job(job_id, request_id)
@@ -134,3 +139,7 @@ class RagReplicas:
 
     def indexes(self, request_id: str | None = None) -> list[dict[str, Any]]:
         return self.writer.indexes(request_id)
+
+    def sync(self, method: str, name: str, tail: str = "", payload: dict[str, Any] | None = None,
+             request_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        return self.writer.sync(method, name, tail, payload, request_id)  # the writer watches and syncs

@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 from backend import routes
 from backend.app import App
+from backend.handlers_openai import openai_error
 from backend.web import BodyStream, Request
 from common.errors import ApiError, DomainError
 from common.http import Response, allowed_origin, check_bearer, request_id
@@ -104,7 +105,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
                           request_id=rid, rfile=body, max_json_bytes=app.config.max_json_bytes, params=params)
             resp = route.handler(app, req)
         except DomainError as err:
-            resp = Response.error(err)
+            resp = openai_error(err) if path.startswith("/v1/") else Response.error(err)
             if err.code.startswith("rag_api"):
                 app.metrics.rag_error(err.code)
             if err.status >= 500:

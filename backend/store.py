@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from backend.migrations import migrate
+from backend.store_library import LibraryRows, new_id, now
 from common.errors import DomainError
 
 DEFAULT_TITLE = "New Chat"
@@ -58,20 +57,12 @@ def _unavailable(exc: sqlite3.OperationalError) -> StoreUnavailableError | None:
     return None
 
 
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
 def title_from(message: str) -> str:
     words = " ".join(message.split())
     return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-class Store:
+class Store(LibraryRows):
     def __init__(self, path: Path, max_idle: int = 8, busy_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s
@@ -170,6 +161,27 @@ class Store:
             c.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return [r["stored_path"] for r in rows]
 
+    def import_session(self, session_id: str, title: str, created_at: str, updated_at: str,
+                       model: str) -> bool:
+        """A session with its own id and times (a migration); False when that id is here already."""
+        with self._write() as c:
+            cur = c.execute("INSERT OR IGNORE INTO sessions (id, title, created_at, updated_at, model_used) "
+                            "VALUES (?,?,?,?,?)", (session_id, title, created_at, updated_at, model))
+        return cur.rowcount == 1
+
+    def import_message(self, session_id: str, turn_id: str, sender: str, content: str, timestamp: str,
+                       metadata: dict[str, Any]) -> bool:
+        """One message of a migrated conversation, keeping its time; False when its turn has it already."""
+        with self._write() as c:
+            if c.execute("SELECT 1 FROM messages WHERE turn_id = ? AND sender = ?", (turn_id, sender)).fetchone():
+                return False
+            seq = c.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
+                            (session_id,)).fetchone()[0]
+            c.execute("INSERT INTO messages (id, session_id, seq, turn_id, sender, content, timestamp, metadata) "
+                      "VALUES (?,?,?,?,?,?,?,?)", (new_id(), session_id, seq, turn_id, sender, content, timestamp,
+                                                   json.dumps(dict(metadata, turn_id=turn_id), default=str)))
+        return True
+
     # -- messages --------------------------------------------------------------
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         with self._conn() as c:
@@ -207,6 +219,35 @@ class Store:
             created = c.total_changes != before
         return created, [_message(user), _message(bot)]
 
+    def save_turn_matching(self, session_id: str, turn_id: str, question: str, answer: str,
+                           meta: dict[str, Any], merge: dict[str, Any], match: Callable[[dict[str, Any]], bool],
+                           within: int = 20) -> tuple[bool, list[dict[str, Any]]]:
+        """`save_turn`, unless one of the last `within` turns has this question and answer and its answer's
+        metadata passes `match`: then `merge` is added to it (its own keys win). One transaction, so two
+        saves of one turn arriving together (localGPT's client and the RAG API) store it once."""
+        with self._write() as c:
+            if c.execute("SELECT 1 FROM messages WHERE turn_id = ?", (turn_id,)).fetchone() is None:
+                rows = c.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                                 (session_id, 2 * within)).fetchall()
+                turns: dict[str, dict[str, sqlite3.Row]] = {}
+                for row in rows:  # newest first
+                    turns.setdefault(row["turn_id"], {})[row["sender"]] = row
+                for pair in turns.values():
+                    user, bot = pair.get("user"), pair.get("assistant")
+                    if user is None or bot is None or (user["content"], bot["content"]) != (question, answer):
+                        continue
+                    bot_meta = json.loads(bot["metadata"])
+                    if not match(bot_meta):
+                        continue
+                    c.execute("UPDATE messages SET metadata = ? WHERE id = ?",
+                              (json.dumps({**merge, **bot_meta}, default=str), bot["id"]))
+                    bot = c.execute("SELECT * FROM messages WHERE id = ?", (bot["id"],)).fetchone()
+                    return False, [_message(user), _message(bot)]
+            before = c.total_changes
+            user = self._insert_message(c, session_id, turn_id, "user", question, {})
+            bot = self._insert_message(c, session_id, turn_id, "assistant", answer, meta)
+            return c.total_changes != before, [_message(user), _message(bot)]
+
     def _insert_message(self, c: sqlite3.Connection, session_id: str, turn_id: str, sender: str,
                         content: str, metadata: dict[str, Any]) -> sqlite3.Row:
         existing = c.execute("SELECT * FROM messages WHERE turn_id = ? AND sender = ?", (turn_id, sender)).fetchone()
@@ -230,135 +271,11 @@ class Store:
         c.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, session_id))
         return c.execute("SELECT * FROM messages WHERE id = ?", (mid,)).fetchone()
 
-    # -- indexes ---------------------------------------------------------------
-    def create_index(self, name: str, description: str = "", metadata: dict[str, Any] | None = None,
-                     session_id: str | None = None, index_id: str | None = None) -> dict[str, Any]:
-        """`index_id` names an index the RAG API already has (one built from the command line)."""
-        iid, ts = index_id or new_id(), now()
-        with self._write() as c:
-            c.execute("INSERT INTO indexes (id, name, description, created_at, updated_at, vector_table_name, "
-                      "metadata, session_id) VALUES (?,?,?,?,?,?,?,?)",
-                      (iid, name, description, ts, ts, f"idx_{iid}", json.dumps(metadata or {}), session_id))
-        return self.get_index(iid)  # type: ignore[return-value]
-
-    def get_index(self, index_id: str) -> dict[str, Any] | None:
+    def most_used_model(self) -> str | None:
         with self._conn() as c:
-            row = c.execute("SELECT * FROM indexes WHERE id = ?", (index_id,)).fetchone()
-            if row is None:
-                return None
-            docs = c.execute("SELECT * FROM index_documents WHERE index_id = ? ORDER BY created_at, filename",
-                             (index_id,)).fetchall()
-        return _index(row, [_document(d) for d in docs])
-
-    def list_indexes(self) -> list[dict[str, Any]]:
-        with self._conn() as c:
-            rows = c.execute("SELECT * FROM indexes ORDER BY created_at DESC, id").fetchall()
-            docs = c.execute("SELECT * FROM index_documents WHERE index_id IS NOT NULL "
-                             "ORDER BY created_at, filename").fetchall()
-        by_index: dict[str, list[dict[str, Any]]] = {}
-        for d in docs:
-            by_index.setdefault(d["index_id"], []).append(_document(d))
-        return [_index(r, by_index.get(r["id"], [])) for r in rows]
-
-    def update_index_metadata(self, index_id: str, updates: dict[str, Any]) -> None:
-        with self._write() as c:
-            row = c.execute("SELECT metadata FROM indexes WHERE id = ?", (index_id,)).fetchone()
-            if row is None:
-                return
-            meta = {**json.loads(row["metadata"]), **updates}
-            c.execute("UPDATE indexes SET metadata = ?, updated_at = ? WHERE id = ?",
-                      (json.dumps(meta, default=str), now(), index_id))
-
-    def delete_index(self, index_id: str) -> list[str] | None:
-        """Delete the index rows (documents, links, jobs cascade); returns the documents' stored paths."""
-        with self._write() as c:
-            if not c.execute("SELECT 1 FROM indexes WHERE id = ?", (index_id,)).fetchone():
-                return None
-            rows = c.execute("SELECT stored_path FROM index_documents WHERE index_id = ?", (index_id,)).fetchall()
-            c.execute("DELETE FROM indexes WHERE id = ?", (index_id,))
-        return [r["stored_path"] for r in rows]
-
-    # -- documents -------------------------------------------------------------
-    def add_document(self, *, filename: str, stored_path: str, sha256: str, size: int,
-                     index_id: str | None = None, session_id: str | None = None) -> dict[str, Any]:
-        """Record an uploaded file once per owner (the same bytes and name upload to the same path)."""
-        if index_id is None and session_id is None:
-            raise ValueError("a document belongs to an index or a session")
-        with self._write() as c:
-            owner_col, owner = ("index_id", index_id) if index_id else ("session_id", session_id)
-            extra = "" if index_id else " AND index_id IS NULL"
-            row = c.execute(f"SELECT * FROM index_documents WHERE {owner_col} = ? AND stored_path = ?{extra}",
-                            (owner, stored_path)).fetchone()
-            if row is None:
-                did = new_id()
-                c.execute("INSERT INTO index_documents (id, index_id, session_id, filename, stored_path, sha256, "
-                          "size, created_at) VALUES (?,?,?,?,?,?,?,?)",
-                          (did, index_id, session_id, filename, stored_path, sha256, size, now()))
-                row = c.execute("SELECT * FROM index_documents WHERE id = ?", (did,)).fetchone()
-        return _document(row)
-
-    def session_documents(self, session_id: str) -> list[dict[str, Any]]:
-        with self._conn() as c:
-            rows = c.execute("SELECT * FROM index_documents WHERE session_id = ? ORDER BY created_at, filename",
-                             (session_id,)).fetchall()
-        return [_document(r) for r in rows]
-
-    def assign_pending_documents(self, session_id: str, index_id: str) -> int:
-        with self._write() as c:
-            cur = c.execute("UPDATE index_documents SET index_id = ? WHERE session_id = ? AND index_id IS NULL",
-                            (index_id, session_id))
-        return cur.rowcount
-
-    def set_documents_status(self, index_id: str, status: str) -> None:
-        with self._write() as c:
-            c.execute("UPDATE index_documents SET status = ? WHERE index_id = ?", (status, index_id))
-
-    def set_document_result(self, document_id: str, status: str, page_count: int | None,
-                            error: str | None) -> None:
-        """One document's build outcome; a page count the build did not report keeps the last known one."""
-        with self._write() as c:
-            c.execute("UPDATE index_documents SET status = ?, page_count = COALESCE(?, page_count), error = ? "
-                      "WHERE id = ?", (status, page_count, error, document_id))
-
-    def find_document(self, ident: str) -> dict[str, Any] | None:
-        """A document by its id, or by its content sha256 (what citations carry)."""
-        with self._conn() as c:
-            row = c.execute("SELECT * FROM index_documents WHERE id = ? OR sha256 = ? "
-                            "ORDER BY (id = ?) DESC, created_at DESC LIMIT 1", (ident, ident, ident)).fetchone()
-        return _document(row) if row else None
-
-    # -- links and jobs --------------------------------------------------------
-    def link(self, session_id: str, index_id: str) -> bool:
-        with self._write() as c:
-            cur = c.execute("INSERT OR IGNORE INTO session_indexes (session_id, index_id, linked_at) VALUES (?,?,?)",
-                            (session_id, index_id, now()))
-        return cur.rowcount > 0
-
-    def unlink(self, session_id: str, index_id: str) -> bool:
-        with self._write() as c:
-            cur = c.execute("DELETE FROM session_indexes WHERE session_id = ? AND index_id = ?", (session_id, index_id))
-        return cur.rowcount > 0
-
-    def session_index_ids(self, session_id: str) -> list[str]:
-        with self._conn() as c:
-            rows = c.execute("SELECT index_id FROM session_indexes WHERE session_id = ? ORDER BY linked_at, index_id",
-                             (session_id,)).fetchall()
-        return [r["index_id"] for r in rows]
-
-    def add_job(self, job_id: str, index_id: str, state: str) -> None:
-        ts = now()
-        with self._write() as c:
-            c.execute("INSERT OR REPLACE INTO index_jobs (job_id, index_id, state, created_at, updated_at) "
-                      "VALUES (?,?,?,?,?)", (job_id, index_id, state, ts, ts))
-
-    def get_job(self, job_id: str) -> dict[str, Any] | None:
-        with self._conn() as c:
-            row = c.execute("SELECT * FROM index_jobs WHERE job_id = ?", (job_id,)).fetchone()
-        return dict(row) if row else None
-
-    def update_job(self, job_id: str, state: str) -> None:
-        with self._write() as c:
-            c.execute("UPDATE index_jobs SET state = ?, updated_at = ? WHERE job_id = ?", (state, now(), job_id))
+            row = c.execute("SELECT model_used, COUNT(*) AS n FROM sessions WHERE model_used != '' "
+                            "GROUP BY model_used ORDER BY n DESC LIMIT 1").fetchone()
+        return row["model_used"] if row else None
 
     def stats(self) -> dict[str, int]:
         with self._conn() as c:
@@ -370,19 +287,3 @@ class Store:
 def _message(row: sqlite3.Row) -> dict[str, Any]:
     return {"id": row["id"], "session_id": row["session_id"], "content": row["content"], "sender": row["sender"],
             "timestamp": row["timestamp"], "turn_id": row["turn_id"], "metadata": json.loads(row["metadata"])}
-
-
-def _document(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["id"], "index_id": row["index_id"], "session_id": row["session_id"],
-            "filename": row["filename"], "stored_path": row["stored_path"], "sha256": row["sha256"],
-            "size": row["size"], "status": row["status"], "page_count": row["page_count"], "error": row["error"],
-            "created_at": row["created_at"]}
-
-
-def _index(row: sqlite3.Row, documents: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"id": row["id"], "name": row["name"], "description": row["description"],
-            "created_at": row["created_at"], "updated_at": row["updated_at"],
-            "vector_table_name": row["vector_table_name"], "metadata": json.loads(row["metadata"]),
-            "session_id": row["session_id"], "documents": documents, "document_count": len(documents),
-            # the searchable pages: a failed file's pages are listed on it but not in the total
-            "page_count": sum(d["page_count"] or 0 for d in documents if d["status"] != "failed")}

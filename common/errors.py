@@ -2,7 +2,10 @@
 
 A domain error (an index that does not exist, a filter that does not parse) subclasses
 `DomainError` and names its status and code once, where it is defined; the HTTP servers turn any
-`DomainError` into `{"error": {"code", "message"}}` without a table of exception types.
+`DomainError` into `{"error": "<message>", "code", "message"}` without a table of exception types.
+
+The body is flat because localGPT's client (which Docent serves unchanged) shows `error` as a
+string; `code` is the stable thing a program branches on (Documentation/api-gateway.md).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ class DomainError(Exception):
     headers: dict[str, str] = {}
 
     def to_json(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": str(self)}}
+        return error_body(self.code, str(self))
 
 
 class ApiError(DomainError):
@@ -35,7 +38,22 @@ class ApiError(DomainError):
         self.extra = extra
 
     def to_json(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, **self.extra}}
+        return error_body(self.code, self.message, **self.extra)
+
+
+def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    """The one error shape of both services (and of SSE `error` frames): the message twice, as
+    localGPT's `error` string and as `message`, next to the `code`."""
+    return {**extra, "error": message, "code": code, "message": message}
+
+
+def error_fields(body: Any) -> tuple[str, str]:
+    """(code, message) of an error body, flat or in the nested `{"error": {...}}` of older peers."""
+    if not isinstance(body, dict):
+        return "", ""
+    nested = body.get("error") if isinstance(body.get("error"), dict) else body
+    message = nested.get("message") or (body.get("error") if isinstance(body.get("error"), str) else "")
+    return str(nested.get("code") or ""), str(message or "")
 
 
 def status_of(exc: BaseException) -> tuple[int, str]:

@@ -16,6 +16,7 @@ import select
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,23 @@ POLL_S = 0.25
 def frame(event: str, data: Any) -> bytes:
     payload = json.dumps({"type": event, "data": data}, ensure_ascii=False, separators=(",", ":"))
     return f"data: {payload}\n\n".encode()
+
+
+def read_frames(resp: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """`(type, data)` of each `data: {"type", "data"}` frame of a stream read line by line (comments skipped)."""
+    lines: list[str] = []
+    for raw in resp:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if line:
+            lines.append(line)
+            continue
+        data = "\n".join(x[5:].lstrip() for x in lines if x.startswith("data:"))
+        lines = []
+        if not data:
+            continue
+        parsed = json.loads(data)
+        if isinstance(parsed, dict) and "type" in parsed:
+            yield str(parsed["type"]), parsed.get("data") or {}
 
 
 def client_gone(sock: socket.socket | None) -> bool:

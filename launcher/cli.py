@@ -1,4 +1,8 @@
-"""`python run_system.py [--no-frontend] [--health | --stop | --logs] [--host ...] [--*-port ...]`.
+"""`python run_system.py [--mode dev|prod] [--no-frontend] [--health | --stop | --logs | --logs-only] [--host ...]`.
+
+`--mode` and `--logs-only` are localGPT's launcher flags: `dev` logs at DEBUG level (the services
+are the same processes: none of them has a reload mode), `prod` is the default; `--logs-only`
+is `--logs`.
 
 The command line prints to stdout for people; the launcher's own events are
 JSON lines in `logs/launcher.log`, next to one file per service.
@@ -29,7 +33,10 @@ def parser() -> argparse.ArgumentParser:
     action = p.add_mutually_exclusive_group()
     action.add_argument("--health", action="store_true", help="check every service over HTTP; exit 1 if one is not healthy")
     action.add_argument("--stop", action="store_true", help="stop a running launcher and all its services")
-    action.add_argument("--logs", action="store_true", help="follow all service logs (Ctrl-C to quit)")
+    action.add_argument("--logs", "--logs-only", dest="logs", action="store_true",
+                        help="follow all service logs (Ctrl-C to quit); --logs-only is localGPT's name")
+    p.add_argument("--mode", choices=("dev", "prod"), default="prod",
+                   help="localGPT's flag: dev logs at DEBUG level (DOCENT_LOG_LEVEL), prod (default) at INFO")
     p.add_argument("--no-frontend", action="store_true", help="do not start the frontend")
     p.add_argument("--host", default=None, help="bind address of every service (default 127.0.0.1; "
                                                  "anything else needs DOCENT_API_TOKEN)")
@@ -59,6 +66,8 @@ def _launcher_logging(log_dir: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.mode == "dev":
+        os.environ.setdefault("DOCENT_LOG_LEVEL", "DEBUG")  # the services inherit it (launcher/services.py)
     log_dir: Path = args.log_dir.resolve()
     pid_path = log_dir / pidfile.PID_FILE_NAME
     host = args.host or "127.0.0.1"

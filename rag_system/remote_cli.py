@@ -14,9 +14,11 @@ import argparse
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from common.errors import error_fields
+from common.sse import read_frames
 from rag_system.running_api import ApiCallError, RunningApi
 
 
@@ -59,7 +61,7 @@ def remote_chat(api: RunningApi, body: dict[str, Any],
     try:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(request, timeout=timeout_s) as resp:
-            for event, data in _sse(resp):
+            for event, data in read_frames(resp):
                 if event == "error":
                     raise RemoteError(int(data.get("status", 500)), _message(data))
                 on_event(event, data)
@@ -75,24 +77,5 @@ def remote_chat(api: RunningApi, body: dict[str, Any],
 
 
 def _message(payload: dict[str, Any]) -> str:
-    error = payload.get("error", payload)
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("code") or "")
-    return str(error)
-
-
-def _sse(resp: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    """`data: {"type", "data"}` frames (DESIGN §9), one per blank-line-terminated record."""
-    lines: list[str] = []
-    for raw in resp:
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if line:
-            lines.append(line)
-            continue
-        data = "\n".join(x[5:].lstrip() for x in lines if x.startswith("data:"))
-        lines = []
-        if not data:
-            continue
-        frame = json.loads(data)
-        if isinstance(frame, dict) and "type" in frame:
-            yield frame["type"], frame.get("data") or {}
+    code, message = error_fields(payload)
+    return message or code

@@ -17,6 +17,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from common.errors import error_fields
+
 if TYPE_CHECKING:
     from rag_system.config import Settings
 
@@ -50,11 +52,10 @@ class RunningApi:
                 return json.loads(resp.read() or b"{}")
         except urllib.error.HTTPError as exc:
             try:
-                error = json.loads(exc.read() or b"{}").get("error") or {}
+                code, message = error_fields(json.loads(exc.read() or b"{}"))
             except ValueError:
-                error = {}
-            raise ApiCallError(exc.code, str(error.get("code", "")),
-                               str(error.get("message") or f"the RAG API answered {exc.code}")) from exc
+                code, message = "", ""
+            raise ApiCallError(exc.code, code, message or f"the RAG API answered {exc.code}") from exc
 
 
 def api_url(settings: Settings) -> str:

@@ -42,10 +42,11 @@ class _Process:
         self.url = f"http://127.0.0.1:{port}"
         self.client = Client(self.url, token)
         self.proc: subprocess.Popen[bytes] | None = None
+        self.cwd: Path = REPO_ROOT
 
     def start(self, wait_s: float, ready_status: tuple[int, ...] = (200,)) -> None:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 (closed in stop)
-        self.proc = subprocess.Popen(self.args, env=self.env, cwd=REPO_ROOT, stdout=self._log, stderr=self._log)
+        self.proc = subprocess.Popen(self.args, env=self.env, cwd=self.cwd, stdout=self._log, stderr=self._log)
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

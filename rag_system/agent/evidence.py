@@ -58,18 +58,28 @@ def gather(engine: RetrievalEngine, queries: list[str], indexes: tuple[str, ...]
             better = pick_better(_Scored(evidence), _Scored(second)).evidence
             emit("retrieval_retry", {"query": alternative, "kept": "retry" if better is second else "original",
                                      "evidence_score": round(second.result.evidence_score, 4),
-                                     "original_evidence_score": round(evidence.result.evidence_score, 4)})
+                                     "original_evidence_score": round(evidence.result.evidence_score, 4),
+                                     # localGPT's names for the same figures: what was weak, and how weak
+                                     "signal": "evidence_score", "score_before": round(evidence.result.evidence_score, 4),
+                                     "score_after": round(second.result.evidence_score, 4)})
             runs = evidence.runs + second.runs  # the inspector shows both searches
             evidence = better
             evidence.runs = runs
     if options.rerank and evidence.result.candidates:
+        reranker, status = engine.reranker()
+        if reranker is None:  # said as what it is: no rerank phase that did not run
+            why = status.error or "no RERANKER_MODEL is configured"
+            evidence.result.warnings.append(f"reranking skipped: {why}")
+            emit("rerank_skipped", {"reason": why})
+            return evidence
         emit("rerank_started", {"count": len(evidence.result.candidates)})
         t = time.perf_counter()
         result = evidence.result
         result.query = rerank_query or result.query
         engine.rerank(result, options)
         timings["rerank_ms"] = (time.perf_counter() - t) * 1000
-        emit("rerank_done", {"kept": len(evidence.candidates), "warnings": result.warnings})
+        emit("rerank_done", {"kept": len(evidence.candidates), "warnings": result.warnings,
+                             "reranked": result.final is not None})
     return evidence
 
 

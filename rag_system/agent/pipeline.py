@@ -21,10 +21,11 @@ from typing import Any
 
 from rag_system.agent.cache import CacheScope, SemanticCache
 from rag_system.agent.decompose import decompose
+from rag_system.agent.direct import answer_directly
 from rag_system.agent.evidence import expand, gather
 from rag_system.agent.followup import standalone_query
 from rag_system.agent.tokens import TokenLedger
-from rag_system.agent.triage import GateDecision, direct_reply, gate, triage
+from rag_system.agent.triage import GateDecision, gate
 from rag_system.agent.types import TextGenerator, Turn
 from rag_system.config import Settings
 from rag_system.generation.llm import GenerationParams, LLMBackend, Message
@@ -142,7 +143,7 @@ class QueryPipeline:
         emit("analyze", {"query": request.query, "route": decision.route, "reason": decision.reason,
                          "kind": decision.kind, "indexes": list(request.indexes)})
         if decision.route == "direct" or not request.indexes:
-            return self._direct(request, decision, emit, t0)
+            return self._direct(request, decision, emit, t0, cancel)
         chain = self.registry.chain(request.backend)
         generator = self._generator(chain[0], ledger) if self.settings.agent_llm else None
         query = self._standalone(request, generator)
@@ -193,7 +194,7 @@ class QueryPipeline:
         for stage, used in answer.usage.items():
             ledger.add(stage, used["prompt"], used["completion"])
         response = ChatResponse(answer, request.query, _sources(packed), evidence.result.evidence_score,
-                                {**ledger.to_json(), "backend": answer.backend}, timings,
+                                {**ledger.with_legacy_keys(), "backend": answer.backend}, timings,
                                 warnings=[*request.warnings, *evidence.result.warnings],
                                 sub_queries=parts if len(parts) > 1 else [],
                                 standalone_query=query if query != request.query else None,
@@ -208,15 +209,21 @@ class QueryPipeline:
         return response
 
     # -- stages --------------------------------------------------------------
-    def _direct(self, request: ChatRequest, decision: GateDecision, emit: Emit, t0: float) -> ChatResponse:
-        text = direct_reply(triage(request.query)) if decision.kind else (
-            "No document index is selected. Create or pick an index, add documents, and ask again.")
-        emit("direct_answer", {"answer": text, "kind": decision.kind})
-        answer = Answer(text, "direct", [], "none", "")
+    def _direct(self, request: ChatRequest, decision: GateDecision, emit: Emit, t0: float,
+                cancel: threading.Event | None) -> ChatResponse:
+        """General chat (agent/direct.py): the configured model answers, with no citations."""
+        emit("direct_answer", {"kind": decision.kind})
+        params = GenerationParams(max_tokens=request.max_tokens, model=request.model)
+        reply = answer_directly(request.query, request.history, decision.kind, self.registry.chain(request.backend),
+                                params, emit, cancel)
+        ledger = TokenLedger()
+        if reply.prompt_tokens or reply.completion_tokens:
+            ledger.add("direct", reply.prompt_tokens, reply.completion_tokens)
+        answer = Answer(reply.text, "direct", [], reply.backend, reply.model)
         reason = decision.reason if decision.route == "direct" else "no_index"
         response = ChatResponse(answer, request.query, route="direct", route_reason=reason,
                                 timings_ms={"total_ms": (time.perf_counter() - t0) * 1000},
-                                token_usage=TokenLedger().to_json())
+                                token_usage=ledger.with_legacy_keys(), warnings=[*request.warnings, *reply.warnings])
         emit("complete", response.to_json())
         return response
 

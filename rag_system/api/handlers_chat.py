@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from common.errors import ApiError, status_of
+from common.errors import ApiError, error_body, status_of
 from common.http import Response
 from common.sse import SSEStream
+from rag_system.api.building import building_warnings
+from rag_system.api.model_choice import model_warnings
 from rag_system.api.messages import Request, Stream
 from rag_system.api.options import ChatOptions, parse_chat, parse_retrieve
 from rag_system.api.turns import Turn
@@ -25,15 +27,19 @@ log = logging.getLogger(__name__)
 
 
 def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
-    options = parse_chat(request.service.names.resolve_body(request.json()))
+    service = request.service
+    options = parse_chat(service.names.resolve_body(request.json()))
+    warnings = [*options.warnings, *building_warnings(service.jobs, options.indexes, service.index_sizes),
+                *model_warnings(service.registry, options.pipeline.get("model"))]
     history, warning = (options.history, None) if options.history is not None else ((), None)
     if options.history is None and options.session_id:
-        history, warning = request.service.conversation(options.session_id, options.turn_id)
-    pipeline = request.service.pipeline
+        history, warning = service.conversation(options.session_id, options.turn_id)
+    if warning:
+        warnings.append(warning)
+    pipeline = service.pipeline
     try:
         chat_request = pipeline.request(options.query, options.indexes, session_id=options.session_id,
-                                        history=history, warnings=(warning,) if warning else (),
-                                        **options.pipeline)
+                                        history=history, warnings=tuple(warnings), **options.pipeline)
     except (TypeError, ValueError) as exc:
         raise ApiError(400, "invalid_option", str(exc)) from exc
     log.debug("chat %s: %d indexes, options %s", request.request_id, len(options.indexes), options.pipeline)
@@ -94,7 +100,7 @@ def chat_stream(request: Request) -> Stream:
             if status >= 500:
                 log.exception("chat stream failed", extra={"request_id": request.request_id})
             error = turn.failed(code, _error_message(exc, status, request.request_id))
-            sse.send("error", dict(error, turn_id=turn.turn_id))
+            sse.send("error", error_body(error["code"], error["message"], turn_id=turn.turn_id))
         finally:
             if sse.cancel.is_set() and turn.status == "running":
                 turn.cancelled()

@@ -11,6 +11,7 @@ from rag_system.api.jobs import Job
 from rag_system.api.messages import Request, Stream
 from rag_system.api.options import index_name, parse_index
 from rag_system.api.paths import checked_paths
+from rag_system.config import Settings
 
 #: How long `DELETE /indexes/<name>` waits for the writer before answering 202.
 DELETE_WAIT_S = 120.0
@@ -31,10 +32,24 @@ def start_job(request: Request) -> Response:
     require_writer(request)
     spec = parse_index(request.json())
     paths = checked_paths(request.service.roots, spec.paths)
-    check_embedder(request, spec.index, spec.embedder)
-    job = request.service.jobs.submit_build(spec.index, paths, spec.embedder)
-    return Response(202, {"job_id": job.job_id, "index": job.index, "state": job.state},
+    embedder, warnings = spec.embedder, []
+    if embedder is None and spec.embedding_model:
+        embedder = embedder_for_model(spec.embedding_model, request.service.settings)
+        if embedder is None:
+            warnings.append(f"embedding_model {spec.embedding_model!r} is not available here; the index is built "
+                            "with its own or the default embedder (`python -m rag_system embedders` lists them)")
+    check_embedder(request, spec.index, embedder)
+    job = request.service.jobs.submit_build(spec.index, paths, embedder, spec.chunk_size)
+    return Response(202, {"job_id": job.job_id, "index": job.index, "state": job.state,
+                          "chunk_size": spec.chunk_size, "embedder": embedder, "warnings": warnings},
                     headers={"Location": f"/index/jobs/{job.job_id}"})
+
+
+def embedder_for_model(value: str, settings: Settings) -> str | None:
+    """localGPT's `embedding_model` (a model id, or one of our embedder names) as a registered embedder name."""
+    from rag_system.indexing.embedders import CHOICES, name_for_model
+
+    return value if value in CHOICES else name_for_model(value, settings)
 
 
 def check_embedder(request: Request, index: str, wanted: str | None) -> None:
@@ -94,6 +109,7 @@ def list_all(request: Request) -> Response:
 def delete_index(request: Request) -> Response:
     require_writer(request)
     name = index_name(request.params["name"], "name")
+    request.service.sync.forget(name)  # a deleted index is no longer synced
     job = request.service.jobs.submit_delete(name)
     deadline = time.monotonic() + DELETE_WAIT_S
     while not job.finished and time.monotonic() < deadline:

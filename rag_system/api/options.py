@@ -4,8 +4,9 @@ Clients of the product we replace send its option names, in snake_case or
 camelCase (`rerankerTopK` == `reranker_top_k`; when both spellings are
 present the snake_case one wins). This module maps them, once, onto the
 pipeline's own names and checks every type, so handlers never see raw
-bodies and a bad value is a 400 that names the field. Unknown keys are
-ignored (old clients send options we do not have, e.g. `provence_prune`).
+bodies and a bad value is a 400 that names the field. Options of the product we
+replace are applied (`provence_prune` is evidence pruning, `model: "extractive"`
+picks that backend) or answered with a `warnings` entry (`compose_sub_answers`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rag_system.tasks.routing import TASKS
 MAX_QUERY_CHARS = 8000
 MAX_INDEXES = 16
 MAX_PATHS = 10000
+MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 64, 4096
 MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the last MEMORY_TURNS)
 MAX_MESSAGE_CHARS = 20_000
 BACKENDS = ("auto", *AUTO_ORDER)
@@ -44,6 +46,8 @@ class ChatOptions:
     #: The conversation so far (`conversation_history`, oldest first), or None when not sent: then a
     #: request with a session id reads it from the gateway.
     history: tuple[Turn, ...] | None = None
+    #: Options accepted but not applied as asked, said with the answer (`warnings`), never dropped silently.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class IndexRequest:
     index: str
     paths: tuple[str, ...]
     embedder: str | None = None  # the embedder of a new index (rag_system/indexing/embedders.py)
+    chunk_size: int | None = None  # chunk budget in tokens for the files this build (re)indexes
+    embedding_model: str | None = None  # localGPT's name for the embedder: a model id (or an embedder name)
 
 
 def normalise_keys(body: Any) -> dict[str, Any]:
@@ -222,12 +228,20 @@ def parse_chat(raw: Any) -> ChatOptions:
     backend = _str(body, "backend", max_len=32)
     if backend is not None and backend not in BACKENDS:
         raise bad_request(f"unknown LLM backend {backend!r}; use one of {', '.join(BACKENDS)}", "invalid_backend")
+    model = _str(body, "model")
+    if model in BACKENDS and backend is None:  # localGPT's model picker lists backends (`extractive`) as models
+        backend, model = model, None
     options = _retrieval(body)
     task, documents = _task(body)
     expand = _bool(body, "context_expand")
     window = _int(body, "context_window_size", 0, 10)
+    warnings = []
+    if _bool(body, "compose_sub_answers"):
+        warnings.append("compose_sub_answers is not applied: a decomposed question is answered once, from the "
+                        "evidence of all its sub-queries, with each claim checked against it")
     options.update({
-        "answer_top_k": options["top_k"], "backend": backend, "model": _str(body, "model"),
+        "prune": _bool(body, "provence_prune"),  # localGPT's sentence pruning: Docent's evidence excerpts
+        "answer_top_k": options["top_k"], "backend": backend, "model": model,
         "context_expand": expand, "context_window_size": window,
         "query_decompose": _bool(body, "query_decompose"), "verify": _bool(body, "verify"),
         "force_rag": _bool(body, "force_rag"), "max_tokens": _int(body, "max_tokens", 1, 4096),
@@ -236,7 +250,8 @@ def parse_chat(raw: Any) -> ChatOptions:
     return ChatOptions(query=query, indexes=_indexes(body),
                        session_id=_str(body, "session_id", max_len=128, pattern=_ID),
                        turn_id=_str(body, "turn_id", max_len=128, pattern=_ID),
-                       pipeline={k: v for k, v in options.items() if v is not None}, history=_history(body))
+                       pipeline={k: v for k, v in options.items() if v is not None}, history=_history(body),
+                       warnings=tuple(warnings))
 
 
 def parse_retrieve(raw: Any) -> RetrieveOptions:
@@ -263,7 +278,9 @@ def parse_index(raw: Any) -> IndexRequest:
         raise bad_request("every path must be a non-empty string", "invalid_paths")
     if body.get("retrieval_mode") is not None:
         _mode(body)  # the product we replace validated it here too
-    return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body))
+    return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body),
+                        chunk_size=_int(body, "chunk_size", MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS),
+                        embedding_model=_str(body, "embedding_model", max_len=300))
 
 
 def embedder_option(body: dict[str, Any]) -> str | None:

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from common.errors import ApiError, DomainError
+from common.errors import ApiError, DomainError, error_body
 from common.http import Response, RouteTable, allowed_origin, check_bearer, request_id
 from common.net import bind_refusal
 from common.sse import SSEStream
@@ -116,9 +116,9 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.status = self.status or 499
         except Exception:
             log.exception("unhandled error in %s %s", method, route_label, extra={"request_id": self.request_id})
-            self._send(Response(500, {"error": {
-                "code": "internal_error", "request_id": self.request_id,
-                "message": f"internal error; quote request id {self.request_id} when reporting it"}}))
+            self._send(Response(500, error_body(
+                "internal_error", f"internal error; quote request id {self.request_id} when reporting it",
+                request_id=self.request_id)))
         finally:
             seconds = time.perf_counter() - started
             service.metrics.observe(route_label, method, self.status, seconds)
@@ -214,8 +214,8 @@ class ApiHandler(BaseHTTPRequestHandler):
             stream.run(sse)
         except Exception:
             log.exception("unhandled error in a stream", extra={"request_id": self.request_id})
-            sse.send("error", {"code": "internal_error", "request_id": self.request_id,
-                               "message": f"internal error; quote request id {self.request_id}"})
+            sse.send("error", error_body("internal_error", f"internal error; quote request id {self.request_id}",
+                                         request_id=self.request_id))
         finally:
             sse.close()
 

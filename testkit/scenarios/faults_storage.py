@@ -75,7 +75,7 @@ def disk_full(root: Path, size: str = "24m") -> FaultResult:
 
         up = gw.upload(f"/indexes/{iid}/upload", [("big.txt", b"lorem ipsum dolor\n" * 40_000)])
         result.check("upload on a full disk: 507 insufficient_storage", up.status == 507
-                     and up.json["error"]["code"] == "insufficient_storage", (up.status, up.body[:200]))
+                     and up.json["code"] == "insufficient_storage", (up.status, up.body[:200]))
         leftovers = [p.name for p in (data / "uploads" / iid).iterdir() if p.name.startswith(".upload-")]
         result.check("no partial upload left behind", not leftovers, leftovers)
         statuses = [gw.post("/sessions", {"title": "x" * 200}).status for _ in range(60)]
@@ -203,6 +203,6 @@ def _busy_timeout(db: Path) -> tuple[bool, str]:
         server.shutdown()
         server.server_close()
         app.close()
-    ok = (refused.status == 503 and refused.json["error"]["code"] == "store_busy"
+    ok = (refused.status == 503 and refused.json["code"] == "store_busy"
           and refused.headers.get("retry-after") == "5" and readable.status == 200 and after.status == 201)
     return ok, f"locked: {refused.status} {refused.body[:120]!r}; read: {readable.status}; after: {after.status}"

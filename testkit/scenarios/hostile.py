@@ -101,7 +101,7 @@ def run_hostile(stack: Stack, work: Path) -> HostileResult:
         if reply.status >= 500:
             result.problems.append(f"{name}: upload answered {reply.status}")
         elif 400 <= reply.status < 500:
-            outcome["reason"] = reply.json["error"]["message"]
+            outcome["reason"] = reply.json["message"]
             if expected != "refused":
                 result.problems.append(f"{name}: refused at upload ({outcome['reason']}), expected {expected}")
         else:

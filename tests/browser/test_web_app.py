@@ -278,7 +278,7 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
     wait_until(lambda: len(gw.get(f"/sessions/{sid}").json["messages"]) == 2, 60)
     msgs = gw.get(f"/sessions/{sid}").json["messages"]
     assert msgs[1]["metadata"]["status"] == "cancelled", msgs[1]["metadata"]
-    stopped_in = [s["type"] for s in msgs[1]["metadata"]["steps"]]
+    stopped_in = [s["type"] for s in msgs[1]["metadata"]["events"]]
     assert "first_token" in stopped_in and "complete" not in stopped_in, stopped_in
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
@@ -303,7 +303,7 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
     saved = gw.get(f"/sessions/{sid}").json["messages"][-1]["metadata"]
     assert saved["status"] == "complete" and saved["answer_source"] in ("llm", "llm_repaired", "extractive"), saved
     if saved["answer_source"] == "extractive":
-        steps = [s["type"] for s in saved["steps"]]
+        steps = [s["type"] for s in saved["events"]]
         assert "first_token" in steps and "answer_replaced" in steps, steps
     page.evaluate("""() => { const s = JSON.parse(localStorage.getItem('docent.settings.v1')); s.backend = '';
         localStorage.setItem('docent.settings.v1', JSON.stringify(s)); }""")

@@ -83,7 +83,7 @@ def test_missing_index_is_an_error_frame_on_the_stream_and_404_on_chat(env):
     assert names(events) == ["analyze", "retrieval_started", "error"]
     assert events[-1][1]["code"] == "index_not_found" and "absent" in events[-1][1]["message"]
     status, _, body = api.call("POST", "/chat", {"query": QUESTION, "index": "absent", "backend": "extractive"})
-    assert status == 404 and body["error"]["code"] == "index_not_found"
+    assert status == 404 and body["code"] == "index_not_found"
 
 
 def test_chat_returns_the_complete_object_and_saves_the_turn(env):
@@ -139,7 +139,7 @@ def test_a_request_can_carry_its_history_as_localgpt_sends_it(env):
     for bad in ([{"role": "system", "content": "x"}], [{"role": "user"}], "not a list", [["user", "x"]]):
         status, _, err = api.call("POST", "/chat", {"query": "What about sick leave?", "index": "kb",
                                                     "conversation_history": bad})
-        assert status == 400 and err["error"]["code"] == "invalid_option", bad
+        assert status == 400 and err["code"] == "invalid_option", bad
 
 
 def test_client_disconnect_mid_stream_stops_and_saves_the_turn(env):

@@ -69,7 +69,7 @@ def test_metrics_count_requests_by_route_and_status(api):
 
 def test_unknown_route_and_wrong_method_are_json_errors(api):
     status, _, body = api.call("GET", "/nope")
-    assert status == 404 and body["error"]["code"] == "not_found"
+    assert status == 404 and body["code"] == "not_found"
     status, headers, body = api.call("GET", "/chat")
     assert status == 405 and "POST" in headers["allow"]
 
@@ -94,12 +94,12 @@ def test_bad_chat_bodies_are_400_with_a_code(api, raw, code):
     for path in ("/chat", "/chat/stream"):
         status, _, body = api.call("POST", path, raw=raw)
         assert status == 400, body
-        assert body["error"]["code"] == code and body["error"]["message"]
+        assert body["code"] == code and body["message"]
 
 
 def test_unknown_retrieval_mode_message_names_the_supported_modes(api):
     _, _, body = api.call("POST", "/retrieve", {"query": "x", "index": "srv", "retrieval_mode": "semantic"})
-    assert "hybrid" in body["error"]["message"] and "semantic" in body["error"]["message"]
+    assert "hybrid" in body["message"] and "semantic" in body["message"]
 
 
 def test_oversized_body_is_413_without_being_read(api):
@@ -124,7 +124,7 @@ def test_retrieve_accepts_camel_case_options(api):
 
 def test_retrieve_unknown_index_is_404(api):
     status, _, body = api.call("POST", "/retrieve", {"query": "x", "index": "absent"})
-    assert status == 404 and body["error"]["code"] == "index_not_found"
+    assert status == 404 and body["code"] == "index_not_found"
 
 
 def test_request_id_is_echoed(api):
@@ -156,7 +156,7 @@ def test_token_is_required_on_every_route_but_health(tmp_path, embedder):
         for method, path in (("GET", "/models"), ("GET", "/metrics"), ("POST", "/chat"), ("POST", "/retrieve"),
                              ("POST", "/index"), ("GET", "/index/jobs/x"), ("DELETE", "/indexes/x")):
             status, headers, body = api.call(method, path, {"query": "x"}, auth=False)
-            assert status == 401 and body["error"]["code"] == "unauthorized", (method, path)
+            assert status == 401 and body["code"] == "unauthorized", (method, path)
             assert "bearer" in headers["www-authenticate"].lower()
         status, _, _ = api.call("GET", "/models", headers={"Authorization": "Bearer wrong"})
         assert status == 401

@@ -71,7 +71,7 @@ def test_session_lifecycle(client: Client) -> None:
     assert renamed.status == 200 and renamed.json["session"]["title"] == "Renamed"
     assert client.delete(f"/sessions/{sid}").json["deleted"] is True
     assert client.get(f"/sessions/{sid}").status == 404
-    assert client.delete(f"/sessions/{sid}").json["error"]["code"] == "session_not_found"
+    assert client.delete(f"/sessions/{sid}").json["code"] == "session_not_found"
 
 
 @pytest.mark.parametrize(("method", "path", "raw"), [
@@ -102,14 +102,14 @@ def test_bad_bodies_are_400_never_500(client: Client, method: str, path: str, ra
     reply = client.call(method, path.format(sid=sid, iid=iid), raw=raw,
                         headers={"Content-Type": "application/json"})
     assert reply.status in (400, 415), reply.body
-    error = reply.json["error"]
+    error = reply.json
     assert set(error) >= {"code", "message"} and error["message"]
 
 
 def test_unknown_routes_and_methods(client: Client) -> None:
-    assert client.get("/nope").json["error"]["code"] == "not_found"
+    assert client.get("/nope").json["code"] == "not_found"
     reply = client.call("PUT", "/sessions")
-    assert reply.status == 405 and sorted(reply.json["error"]["allowed"]) == ["GET", "POST"]
+    assert reply.status == 405 and sorted(reply.json["allowed"]) == ["GET", "POST"]
 
 
 def test_index_uploads_files_and_pages(client: Client, tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_index_uploads_files_and_pages(client: Client, tmp_path: Path) -> None:
     assert lit.status == 200 and lit.body.startswith(b"\x89PNG") and lit.body != plain.body
     again = client.get(f"/documents/{pdf_doc['document_id']}/pages/2.png?highlight={PDF_PAGE_WORDS[1]}")
     assert again.body == lit.body  # served from the cache
-    assert client.get(f"/documents/{pdf_doc['document_id']}/pages/9.png").json["error"]["code"] == "page_not_found"
+    assert client.get(f"/documents/{pdf_doc['document_id']}/pages/9.png").json["code"] == "page_not_found"
     assert client.get(f"/documents/{pdf_doc['document_id']}/pages/0.png").status == 400
     assert client.get(f"/documents/{uploaded[1]['document_id']}/pages/1.png").status == 415
     assert client.get("/documents/unknown/file").status == 404
@@ -152,11 +152,11 @@ def test_index_uploads_files_and_pages(client: Client, tmp_path: Path) -> None:
 def test_upload_limits(client: Client) -> None:
     iid = new_index(client)
     too_big = client.upload(f"/indexes/{iid}/upload", [("big.txt", b"x" * (1024 * 1024 + 10))])
-    assert too_big.status == 413 and too_big.json["error"]["code"] == "upload_too_large"
+    assert too_big.status == 413 and too_big.json["code"] == "upload_too_large"
     wrong = client.upload(f"/indexes/{iid}/upload", [("tool.exe", b"MZ")])
     assert wrong.status == 415
     none = client.upload(f"/indexes/{iid}/upload", [("a.txt", b"x")], field="other")
-    assert none.status == 400 and none.json["error"]["code"] == "no_files"
+    assert none.status == 400 and none.json["code"] == "no_files"
     assert client.get(f"/indexes/{iid}").json["documents"] == []
 
 
@@ -178,7 +178,7 @@ def test_rag_api_down_is_502_and_the_question_is_kept(client: Client, gateway: G
     reply = client.post(f"/sessions/{sid}/messages", {"message": f"what does {secret} mean?"},
                         headers={"X-Request-ID": "req-502-test"})
     assert reply.status == 502
-    assert reply.json["error"]["code"] == "rag_api_unavailable" and "RAG API" in reply.json["error"]["message"]
+    assert reply.json["code"] == "rag_api_unavailable" and "RAG API" in reply.json["message"]
     assert reply.headers["x-request-id"] == "req-502-test"
     history = client.get(f"/sessions/{sid}").json["messages"]
     assert [m["sender"] for m in history] == ["user"]
@@ -291,7 +291,7 @@ def test_auth_with_a_token(tmp_path: Path) -> None:
         anon = Client(gw.url)
         assert anon.get("/health").status == 200
         assert anon.get("/sessions").status == 401
-        assert anon.get("/sessions").json["error"]["code"] == "unauthorized"
+        assert anon.get("/sessions").json["code"] == "unauthorized"
         assert Client(gw.url, "wrong").get("/sessions").status == 401
         assert anon.post("/sessions/x/messages/save", {"turn_id": "t", "question": "q"}).status == 401
         assert gw.client.get("/sessions").status == 200
@@ -317,7 +317,7 @@ def test_slow_rag_api_is_504(tmp_path: Path) -> None:
         sid = new_session(gw.client)
         reply = gw.client.post(f"/sessions/{sid}/messages", {"message": "what is the budget?"})
         assert reply.status == 504
-        assert reply.json["error"]["code"] == "rag_api_timeout" and "RAG API" in reply.json["error"]["message"]
+        assert reply.json["code"] == "rag_api_timeout" and "RAG API" in reply.json["message"]
     finally:
         gw.stop()
         sink.close()
@@ -330,14 +330,14 @@ def test_protocol_errors_are_json(gateway: GatewayProcess) -> None:
         while chunk := sock.recv(65536):
             data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 501") and json.loads(body)["error"]["code"] == "method_not_implemented"
+    assert head.startswith(b"HTTP/1.1 501") and json.loads(body)["code"] == "method_not_implemented"
     with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
         sock.sendall(b"garbage\r\n\r\n")
         data = b""
         while chunk := sock.recv(65536):
             data += chunk
     # A request line without a version is HTTP/0.9 to the stdlib: the body comes without a status line.
-    assert b'{"error": {"code": "bad_request"' in data
+    assert b'"code": "bad_request"' in data and b'"error": "' in data
 
 
 def test_a_retried_message_with_an_answered_turn_id_is_not_asked_again(client: Client) -> None:
@@ -360,4 +360,4 @@ def test_expect_100_continue_refuses_an_oversized_upload_before_the_body(gateway
         while chunk := sock.recv(65536):  # the server answers and closes without waiting for the body
             data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 413") and json.loads(body)["error"]["code"] == "body_too_large"
+    assert head.startswith(b"HTTP/1.1 413") and json.loads(body)["code"] == "body_too_large"

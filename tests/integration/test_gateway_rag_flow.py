@@ -319,7 +319,7 @@ def test_both_services_with_a_token(tmp_path: Path) -> None:
         try:
             sid2 = wrong.client.post("/sessions", {}).json["session_id"]
             refused = wrong.client.post(f"/sessions/{sid2}/messages", {"message": "hello"})
-            assert refused.status == 502 and refused.json["error"]["code"] == "rag_api_unauthorized"
+            assert refused.status == 502 and refused.json["code"] == "rag_api_unauthorized"
         finally:
             wrong.stop()
     finally:

@@ -111,13 +111,13 @@ def test_api_takes_the_embedder_per_index(tmp_path: Path, embedder) -> None:  # 
     with running_api(settings, embedder) as api:
         docs = _write(api.uploads / "de", GERMAN)
         status, _, body = api.call("POST", "/index", {"index": "api-de", "paths": [str(docs)], "embedder": "bert"})
-        assert status == 400 and body["error"]["code"] == "invalid_embedder"
+        assert status == 400 and body["code"] == "invalid_embedder"
         status, _, body = api.call("POST", "/index", {"index": "api-de", "paths": [str(docs)], "embedder": "e5-small"})
         assert status == 202 and body["job_id"]
         events = api.stream(f"/index/jobs/{body['job_id']}/events", method="GET")
         assert events[-1][0] == "done"
         status, _, body = api.call("POST", "/index", {"index": "api-de", "paths": [str(docs)], "embedder": "minilm"})
-        assert status == 409 and body["error"]["code"] == "embedder_mismatch"
+        assert status == 409 and body["code"] == "embedder_mismatch"
         status, _, found = api.call("POST", "/retrieve", {"query": "Paket entfernen", "index": "api-de"})
         assert status == 200 and found["results"][0]["document_name"] == "pakete.txt"
         status, _, models = api.call("GET", "/models")

@@ -40,7 +40,8 @@ def test_localgpt_options_map_onto_pipeline_options():
     assert opts.pipeline == {"mode": "fts_only", "k": 12, "top_k": 4, "answer_top_k": 4, "rerank": True,
                              "context_expand": True, "context_window_size": 2, "query_decompose": False,
                              "verify": False, "force_rag": True, "filters": {"document_name": "a.pdf"},
-                             "model": "qwen3:8b", "backend": "extractive"}
+                             "model": "qwen3:8b", "backend": "extractive",
+                             "prune": True}  # localGPT's provence_prune is applied (issue 20), not dropped
 
 
 def test_omitted_options_are_left_to_the_profile():
@@ -93,3 +94,10 @@ def test_index_request_accepts_localgpt_names():
     assert spec.index == "abc" and spec.paths == ("/x/a.pdf",)
     assert code_of({"index": "abc", "paths": ["/x"], "retrieval_mode": "bm25"}, parse_index) == "invalid_retrieval_mode"
     assert code_of({"index": "abc", "paths": ["a\x00b"]}, parse_index) == "invalid_paths"
+
+
+def test_a_backend_given_as_model_picks_that_backend_and_unapplied_options_warn():
+    opts = parse_chat({"query": "q", "model": "extractive", "composeSubAnswers": True})
+    assert opts.pipeline["backend"] == "extractive" and "model" not in opts.pipeline
+    assert any("compose_sub_answers" in w for w in opts.warnings)
+    assert parse_chat({"query": "q", "model": "qwen3:8b"}).warnings == ()

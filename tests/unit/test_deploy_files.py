@@ -131,7 +131,9 @@ def test_urls_between_containers_point_at_the_right_service_and_port() -> None:
 def test_compose_services_builds_and_profiles() -> None:
     services = compose()["services"]
     assert set(services) == {"rag-api", "backend", "frontend", "ollama", *SCALE_SERVICES}
-    assert services["ollama"]["profiles"] == ["ollama"]
+    # localGPT's profile name first (issue 20), Docent's earlier one kept
+    assert services["ollama"]["profiles"] == ["with-ollama", "ollama"]
+    assert "host.docker.internal:host-gateway" in services["rag-api"]["extra_hosts"]  # an Ollama on the host
     for name, dockerfile_name in (("rag-api", "Dockerfile.rag-api"), ("backend", "Dockerfile.backend"),
                                   ("frontend", "Dockerfile.backend")):
         svc = services[name]

@@ -22,7 +22,7 @@ def test_camel_and_snake_give_the_same_options() -> None:
     camel = {"retrievalK": 5, "forceRag": True, "contextExpand": False, "contextWindowSize": 2,
              "rerankerTopK": 4, "aiRerank": True, "queryDecompose": False, "retrievalMode": "fts_only",
              "filters": {"document_name": "a.pdf"}, "model": "m", "backend": "extractive", "verify": True,
-             "task": "compare", "documents": ["a.pdf", "b.pdf"]}
+             "task": "compare", "documents": ["a.pdf", "b.pdf"], "provencePrune": True, "composeSubAnswers": False}
     snake = {snake_case(k): v for k, v in camel.items()}
     assert normalize_options(camel) == normalize_options(snake) == snake
     assert set(snake) == set(CHAT_OPTIONS)
@@ -40,7 +40,9 @@ def test_false_and_zero_are_sent_values() -> None:
 
 
 def test_unknown_keys_are_ignored() -> None:
-    assert normalize_options({"message": "x", "composeSubAnswers": True, "session_id": "s"}) == {}
+    assert normalize_options({"message": "x", "someFutureOption": True, "session_id": "s"}) == {}
+    # localGPT's composeSubAnswers is no longer dropped (issue 20): the RAG API answers it with a warning
+    assert normalize_options({"message": "x", "composeSubAnswers": True}) == {"compose_sub_answers": True}
 
 
 def test_localgpt_search_type_alias() -> None:

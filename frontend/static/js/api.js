@@ -27,8 +27,8 @@ async function errorFrom(resp, service) {
   let code = "", message = "";
   try {
     const body = await resp.json();
-    code = body?.error?.code || "";
-    message = body?.error?.message || (typeof body?.error === "string" ? body.error : "");
+    code = body?.code || body?.error?.code || "";
+    message = body?.message || body?.error?.message || (typeof body?.error === "string" ? body.error : "");
   } catch { /* not JSON */ }
   if (!message) message = `${service} answered ${resp.status} ${resp.statusText}`;
   return new ApiError(message, { status: resp.status, code, retryable: resp.status >= 500 || resp.status === 429 });
@@ -81,7 +81,7 @@ export function uploadFile(indexId, file, onProgress) {
       let body = null;
       try { body = JSON.parse(xhr.responseText); } catch { /* ignore */ }
       if (xhr.status >= 200 && xhr.status < 300) return resolve(body);
-      reject(new ApiError(body?.error?.message || `Upload failed (${xhr.status})`, { status: xhr.status, code: body?.error?.code || "" }));
+      reject(new ApiError(body?.message || body?.error?.message || `Upload failed (${xhr.status})`, { status: xhr.status, code: body?.code || body?.error?.code || "" }));
     });
     xhr.addEventListener("error", () => reject(unreachable("gateway", config.gatewayUrl)));
     const form = new FormData();

@@ -103,11 +103,13 @@ function answerShell() {
 function answerFromHistory(m, question) {
   const shell = answerShell();
   const md = m.metadata || {};
-  if (!replayPhases(shell.phases, md.steps, md)) shell.phases.remove();
+  // Docent's own pipeline events; `steps` is localGPT's step list (Documentation/api-gateway.md).
+  const events = md.events || [];
+  if (!replayPhases(shell.phases, events, md)) shell.phases.remove();
   shell.wrap.dataset.state = md.status || "complete";
   finish(shell, { answer: m.content, citations: md.citations || [], source_documents: md.source_documents || [],
     answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms,
-    inspector: (md.steps || []).find((s) => s?.type === "complete")?.data?.inspector }, question);
+    inspector: events.find((s) => s?.type === "complete")?.data?.inspector }, question);
   if (md.status && md.status !== "complete") shell.meta.prepend(statusBadge(md.status));
   return shell.wrap;
 }
