@@ -59,6 +59,12 @@ class RagClient:
                                request_id=request_id, accept_status=(200, 404))
         return status == 200
 
+    def sync(self, method: str, name: str, tail: str = "", payload: dict[str, Any] | None = None,
+             request_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        """`/indexes/<name>/sync<tail>` (status, trigger, bind, unbind of synced folders), status and body."""
+        return self._call(method, f"/indexes/{quote(name, safe='')}/sync{tail}", payload,
+                          timeout=self.index_timeout_s, request_id=request_id)
+
     def open_chat_stream(self, payload: dict[str, Any], request_id: str | None = None) -> Any:
         """The RAG API's `/chat/stream` response, open (read its frames with `common.sse.read_frames`).
 

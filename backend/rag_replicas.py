@@ -139,3 +139,7 @@ class RagReplicas:
 
     def indexes(self, request_id: str | None = None) -> list[dict[str, Any]]:
         return self.writer.indexes(request_id)
+
+    def sync(self, method: str, name: str, tail: str = "", payload: dict[str, Any] | None = None,
+             request_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        return self.writer.sync(method, name, tail, payload, request_id)  # the writer watches and syncs

@@ -8,6 +8,7 @@ from backend import handlers_indexes as indexes
 from backend import handlers_llm as llm
 from backend import handlers_openai as openai
 from backend import handlers_sessions as sessions
+from backend import handlers_sync as sync
 from backend import handlers_system as system
 from backend import turn_save
 from common.http import Route, RouteTable
@@ -40,6 +41,10 @@ TABLE: tuple[Route, ...] = (
     Route("POST", "/indexes/{index_id}/upload", indexes.upload),
     Route("POST", "/indexes/{index_id}/build", indexes.build),
     Route("GET", "/indexes/{index_id}/jobs/{job_id}", indexes.job),
+    Route("GET", "/indexes/{index_id}/sync", sync.status),
+    Route("POST", "/indexes/{index_id}/sync", sync.trigger),
+    Route("POST", "/indexes/{index_id}/sync/folders", sync.bind),
+    Route("DELETE", "/indexes/{index_id}/sync/folders", sync.unbind),
     Route("GET", "/documents/{document_id}/pages/{page}.png", documents.page_image),
     Route("GET", "/documents/{document_id}/file", documents.original_file),
     # The OpenAI-compatible door (model `docent/<index name>`), same bearer token.

@@ -78,6 +78,11 @@ class Settings:
     query_focus: bool = field(default=True, metadata=_env("QUERY_FOCUS"))
     # Build an ANN index on the vector column once an index holds this many chunks (0 = never).
     ann_min_chunks: int = field(default=20_000, metadata=_env("ANN_MIN_CHUNKS"))
+    # Synced folders (rag_system/indexing/sync.py): files must stay unchanged this long to be indexed,
+    # events are gathered this long before a sync, and folders are rescanned this often (0 = never).
+    sync_settle_s: float = field(default=1.0, metadata=_env("SYNC_SETTLE_S"))
+    sync_debounce_s: float = field(default=2.0, metadata=_env("SYNC_DEBOUNCE_S"))
+    sync_rescan_s: float = field(default=300.0, metadata=_env("SYNC_RESCAN_S"))
     # Retrieval defaults.
     retrieval_mode: str = field(default="hybrid", metadata=_env("RETRIEVAL_MODE"))
     retrieval_k: int = field(default=20, metadata=_env("RETRIEVAL_K"))
@@ -260,6 +265,8 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"OCR_ENGINE must be one of {', '.join(_OCR_ENGINES)}, got {settings.ocr_engine!r}")
     if settings.chunk_context not in _CONTEXTS:
         raise ConfigError(f"CHUNK_CONTEXT must be one of {', '.join(_CONTEXTS)}, got {settings.chunk_context!r}")
+    if settings.sync_settle_s < 0 or settings.sync_debounce_s < 0 or settings.sync_rescan_s < 0:
+        raise ConfigError("SYNC_SETTLE_S, SYNC_DEBOUNCE_S and SYNC_RESCAN_S must be >= 0")
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", settings.embedding_device):
         raise ConfigError(f"EMBEDDING_DEVICE must be auto, cpu, cuda or cuda:N, got {settings.embedding_device!r}")
     if settings.fts_language not in _FTS_LANGUAGES:

@@ -21,6 +21,7 @@ from rag_system.api.index_names import IndexNames
 from rag_system.api.jobs import JobQueue
 from rag_system.api.metrics import GaugeRows, Metrics
 from rag_system.api.paths import AllowedRoots
+from rag_system.api.sync_service import SyncService
 from rag_system.config import Settings
 from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
@@ -57,6 +58,7 @@ class Service:
         self.saver = TurnSaver(settings.gateway_url, settings.api_token)
         self.names = IndexNames(self.index_names, settings.gateway_url, settings.api_token)
         self.jobs = JobQueue(settings, self.embedder, self.roots, on_changed=self.index_changed)
+        self.sync = SyncService(settings, open_store(settings), self.jobs, self.roots)
         self.cors_origins = cors_origins(settings.cors_origins)
         self.llm_loading: dict[str, Any] = {"state": "not requested"}
         self._sizes: tuple[float, list[tuple[str, int]]] = (0.0, [])
@@ -68,11 +70,14 @@ class Service:
     # -- life cycle -------------------------------------------------------------
     def start(self) -> None:
         self.jobs.start()
+        if self.settings.role != "reader":  # only the writer syncs
+            self.sync.start()
         self.saver.start()
         if self.settings.llm_preload:
             threading.Thread(target=self._preload_llm, name="docent-llm-preload", daemon=True).start()
 
     def close(self) -> None:
+        self.sync.stop()
         self.jobs.stop()
         self.saver.wait_idle(5.0)
         self.saver.stop()

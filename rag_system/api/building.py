@@ -30,6 +30,8 @@ def building_warnings(jobs: JobQueue, indexes: tuple[str, ...],
             raise ApiError(409, "index_building", f"index {index!r} is still being indexed ({_progress(job)}); "
                            "ask again when the build has finished", index=index, job_id=job.job_id,
                            state=job.state)
+        if job.kind == "sync":
+            continue  # a sync replaces each document in one commit: every answer reads the old or the new one
         warnings.append(f"index {index!r} is still being indexed ({_progress(job)}); this answer comes from "
                         "the documents indexed before this build")
     return warnings

@@ -109,6 +109,7 @@ def list_all(request: Request) -> Response:
 def delete_index(request: Request) -> Response:
     require_writer(request)
     name = index_name(request.params["name"], "name")
+    request.service.sync.forget(name)  # a deleted index is no longer synced
     job = request.service.jobs.submit_delete(name)
     deadline = time.monotonic() + DELETE_WAIT_S
     while not job.finished and time.monotonic() < deadline:

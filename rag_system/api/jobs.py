@@ -19,7 +19,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
 from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
+from rag_system.indexing.sync_state import SyncRun, sync_table_name
 from rag_system.indexing.windows import WINDOWS_SUFFIX
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,11 @@ def _now() -> str:
 
 @dataclass
 class Job:
-    kind: str  # build | delete
+    kind: str  # build | sync | delete
     index: str
     paths: tuple[str, ...] = ()
     embedder: str | None = None  # asked for in the request (None: the index's own, or the default)
+    trigger: str = ""  # what started a sync: manual | watch | rescan | bind
     chunk_tokens: int | None = None  # asked for in the request (None: CHUNK_SIZE)
     job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     state: str = "queued"
@@ -147,6 +149,8 @@ class JobQueue:
         self.embedder = embedder
         self.roots = roots
         self.on_changed = on_changed
+        # Called after every sync with its run (the sync service re-arms indexes with files still settling).
+        self.after_sync: Callable[[str, SyncRun], None] = lambda index, run: None
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
         self._queue: queue.Queue[Job | None] = queue.Queue()
@@ -173,11 +177,26 @@ class JobQueue:
         return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder,
                                 chunk_tokens=chunk_tokens))
 
-    def submit_delete(self, index: str) -> Job:
-        """Queue a deletion; queued or running builds of that index are cancelled first."""
+    def submit_sync(self, index: str, folders: list[Path], trigger: str, embedder: str | None = None) -> Job:
+        """Queue a sync of `index` with its folders, unless one is already waiting to start (it will see
+        every change made until it starts)."""
         with self._lock:
             for job in self._jobs.values():
-                if job.index == index and job.kind == "build" and not job.finished:
+                if job.index == index and job.kind == "sync" and job.state == "queued":
+                    return job
+        return self._submit(Job("sync", index, tuple(str(p) for p in folders), embedder=embedder, trigger=trigger))
+
+    def latest(self, index: str, kind: str) -> Job | None:
+        """The most recent job of this kind for `index` (kept jobs only)."""
+        with self._lock:
+            found = [j for j in self._jobs.values() if j.index == index and j.kind == kind]
+        return found[-1] if found else None
+
+    def submit_delete(self, index: str) -> Job:
+        """Queue a deletion; queued or running builds and syncs of that index are cancelled first."""
+        with self._lock:
+            for job in self._jobs.values():
+                if job.index == index and job.kind in ("build", "sync") and not job.finished:
                     job.cancel.set()
         return self._submit(Job("delete", index))
 
@@ -192,9 +211,10 @@ class JobQueue:
         return job
 
     def active_build(self, index: str) -> Job | None:
-        """The queued or running build of `index`, if there is one (the newest)."""
+        """The queued or running build or sync of `index`, if there is one (the newest)."""
         with self._lock:
-            found = [j for j in self._jobs.values() if j.index == index and j.kind == "build" and not j.finished]
+            found = [j for j in self._jobs.values()
+                     if j.index == index and j.kind in ("build", "sync") and not j.finished]
         return found[-1] if found else None
 
     def counts(self) -> dict[str, int]:
@@ -252,6 +272,8 @@ class JobQueue:
             job.result = {"deleted": deleted}
             self._finish(job, "done", None if deleted else f"index {job.index!r} does not exist",
                          {"deleted": deleted})
+        elif job.kind == "sync":
+            self._sync(job)
         else:
             self._build(job)
         log.info("job %s %s: %s index %s in %.1f s", job.job_id, job.state, job.kind, job.index,
@@ -281,12 +303,30 @@ class JobQueue:
             return {}
         return {"embedding_model": model or None, "vector_dimensions": dimension or None}
 
+    def _sync(self, job: Job) -> None:
+        from rag_system.indexing.sync import sync_index
+
+        try:
+            # Checked again at every sync: a bound folder may have become a link to somewhere else.
+            paths = [self.roots.resolve(f) if Path(f).exists() else Path(f) for f in job.paths]
+            # The index's own embedder once it exists; before, the one asked for at bind time, else the default.
+            run = sync_index(job.index, paths, self.settings, trigger=job.trigger, embedder=self.embedder,
+                             embedder_name=job.embedder, on_event=job.handle, cancel=job.cancel)
+        except BuildCancelled as exc:
+            self._finish(job, "cancelled", str(exc))
+        except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:
+            log.warning("sync job %s failed: %s", job.job_id, exc)
+            self._finish(job, "failed", str(exc))
+        else:
+            self.after_sync(job.index, run)
+            self._finish(job, "done", None, {"sync": asdict(run), "files_changed": run.files_changed})
+
     def _drop(self, index: str) -> bool:
         db = open_store(self.settings)
         name = table_name(index)
         existed = table_exists(db, name)
         # Every table of the index: chunks, their full-text windows, the manifest.
-        for table in (name, name + WINDOWS_SUFFIX, manifest_table_name(index)):
+        for table in (name, name + WINDOWS_SUFFIX, manifest_table_name(index), sync_table_name(index)):
             if table_exists(db, table):
                 db.drop_table(table)
         return existed

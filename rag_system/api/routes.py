@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from common.http import Route, RouteTable
-from rag_system.api import handlers_chat, handlers_index, handlers_system
+from rag_system.api import handlers_chat, handlers_index, handlers_sync, handlers_system
 
 ROUTES = (
     Route("GET", "/health", handlers_system.health, public=True),
@@ -18,6 +18,10 @@ ROUTES = (
     Route("GET", "/index/jobs/{job_id}/events", handlers_index.job_events),
     Route("GET", "/indexes", handlers_index.list_all),
     Route("DELETE", "/indexes/{name}", handlers_index.delete_index),
+    Route("GET", "/indexes/{name}/sync", handlers_sync.status),
+    Route("POST", "/indexes/{name}/sync", handlers_sync.trigger),
+    Route("POST", "/indexes/{name}/sync/folders", handlers_sync.bind),
+    Route("DELETE", "/indexes/{name}/sync/folders", handlers_sync.unbind),
 )
 
 

@@ -1,11 +1,11 @@
 """Incremental index build: files -> pages -> chunks -> vectors -> LanceDB.
 
 Order of writes per document (why a crash never leaves half a document):
-1. delete the rows of the document's old and new content ids,
-2. append all of its chunks in one commit,
-3. record it in the manifest.
-A crash before 3 leaves the manifest stale, so the next run redoes that file;
-a crash before 2 only loses rows that the next run writes again.
+1. replace the rows of the document's old and new content ids by all of its
+   chunks, in one commit per table (windows, then chunks): a question asked
+   meanwhile sees the old version or the new one, never neither or half,
+2. record it in the manifest.
+A crash before 2 leaves the manifest stale, so the next run redoes that file.
 
 Conversion and chunking of the next file run in a background thread while
 the current file is embedded, because the embedder is the bottleneck.
@@ -93,6 +93,7 @@ def build_index(
     embedder_name: str | None = None,
     on_event: EventSink = ignore_event,
     cancel: threading.Event | None = None,
+    hold: frozenset[Path] = frozenset(),
 ) -> BuildSummary:
     """Bring index `index` in line with the files under `inputs`.
 
@@ -104,6 +105,8 @@ def build_index(
     validate_index_name(index)
     on_event = BuildProgress().sink(on_event)
     files, skipped, roots = discover(inputs, supported_extensions())
+    held = [f for f in files if f in hold]  # still being written: indexed as they were, for now
+    files = [f for f in files if f not in hold]
     db = open_store(settings)
     converted: dict[Path, ConvertedDocument] = {}  # files read to detect the language (EMBEDDER=auto)
     embedder = choose_embedder(db, index, settings, embedder, embedder_name,
@@ -124,7 +127,7 @@ def build_index(
         manifest.remove(list(records))
         records = {}
     plan = make_plan(files, hashes, sizes, skipped, roots, records, options.version,
-                     embedder.identity.model_id)
+                     embedder.identity.model_id, held)
     _report_plan(plan, summary, on_event, records)
 
     for record in plan.removed:
@@ -304,8 +307,8 @@ class _Writer:
         previous = prepared.previous
         if previous is not None and not _shared_elsewhere(previous.document_id, path, self.records):
             stale.append(previous.document_id)
-        self.table.delete_documents(sorted(set(stale)))
-        self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors, windows)
+        self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors, windows,
+                              replacing=sorted(set(stale)))
         self.manifest.upsert(FileRecord(
             path=path, document_id=source.document_id, document_name=document.name,
             file_type=document.file_type, size=source.size, pages=document.page_count,

@@ -73,10 +73,11 @@ def discover(inputs: Sequence[Path], extensions: Iterable[str]) -> tuple[list[Pa
 
 def make_plan(files: Sequence[Path], hashes: Sequence[str], sizes: Sequence[int],
               skipped: Sequence[Path], roots: Sequence[Path], records: dict[str, FileRecord],
-              chunker_version: str, embedding_model: str) -> BuildPlan:
+              chunker_version: str, embedding_model: str, held: Iterable[Path] = ()) -> BuildPlan:
+    """`held` files (still being written, see rag_system/indexing/sync.py) are left as they are indexed."""
     plan = BuildPlan(skipped=list(skipped))
     owner_of: dict[str, str] = {r.document_id: p for p, r in records.items()}
-    seen: set[str] = set()
+    seen: set[str] = {str(p) for p in held}
     for path, digest, size in zip(files, hashes, sizes):
         source = SourceFile(path, digest, size)
         key = str(path)

@@ -22,7 +22,8 @@ from common.errors import DomainError
 from rag_system.chunking.chunker import Chunk, metadata_json
 from rag_system.config import Settings
 from rag_system.indexing.embedder import EmbedderIdentity
-from rag_system.indexing.windows import LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current
+from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,
+                                         replace_rows)
 
 log = logging.getLogger(__name__)
 
@@ -278,8 +279,10 @@ class ChunkTable:
                 self.windows.delete_documents(sql_in("document_id", document_ids))
 
     def add_chunks(self, document_id: str, document_name: str, chunks: Sequence[Chunk],
-                   vectors: np.ndarray, window_vectors: Sequence[np.ndarray] | None = None) -> None:
-        """Write one document's chunks in a single commit (never half a document).
+                   vectors: np.ndarray, window_vectors: Sequence[np.ndarray] | None = None,
+                   replacing: Sequence[str] = ()) -> None:
+        """Write one document's chunks in a single commit (never half a document); the rows of the
+        `replacing` document ids go in that same commit (per table), so a reader sees old or new.
 
         `window_vectors[i]` is the (n_i, d) array of chunk i's window vectors;
         required exactly when the table has a windows column.
@@ -319,8 +322,12 @@ class ChunkTable:
             # Windows first: a crash in between leaves orphan windows, which the
             # re-run deletes with the document; the full-text leg ignores
             # window hits whose chunk is missing.
-            self.windows.add(document_id, document_name, chunks)
-        self.table.add(data)
+            self.windows.add(document_id, document_name, chunks,
+                             sql_in("document_id", replacing) if replacing else None)
+        if replacing:
+            replace_rows(self.table, ["chunk_id"], data, sql_in("document_id", replacing))
+        else:
+            self.table.add(data)
 
     def rows_by_id(self, chunk_ids: Sequence[str], columns: Sequence[str]) -> list[dict[str, Any]]:
         """The rows of these chunks, in the order given (missing ids are skipped)."""

@@ -59,6 +59,17 @@ EXACT_COLUMN = "text_exact"
 OVERFETCH = 4
 
 
+def replace_rows(table: Any, keys: list[str], data: pa.Table, old: str) -> None:
+    """Insert `data` and delete the rows matching `old` that `data` does not replace, in ONE commit.
+
+    Why one commit: a reader between a delete and an append would see no
+    version of a document at all, and a sync edits documents while people ask
+    questions; with one commit a reader sees the old rows or the new ones.
+    """
+    (table.merge_insert(keys).when_matched_update_all().when_not_matched_insert_all()
+     .when_not_matched_by_source_delete(old).execute(data))
+
+
 class WindowTable:
     """Window rows of one index; written and deleted together with its chunks."""
 
@@ -72,8 +83,10 @@ class WindowTable:
     def delete_documents(self, where: str) -> None:
         self.table.delete(where)
 
-    def add(self, document_id: str, document_name: str, chunks: Sequence[Chunk]) -> None:
-        """One row per window (a chunk without windows contributes its text)."""
+    def add(self, document_id: str, document_name: str, chunks: Sequence[Chunk],
+            replacing: str | None = None) -> None:
+        """One row per window (a chunk without windows contributes its text); with `replacing` (a filter
+        on the old rows), the old rows go and the new ones come in one commit."""
         rows: dict[str, list[Any]] = {name: [] for name in WINDOW_SCHEMA.names}
         for chunk in chunks:
             texts = chunk.windows or (chunk.text,)
@@ -88,8 +101,11 @@ class WindowTable:
                 rows["window_index"].append(i)
                 rows["text"].append(text)
                 rows["text_exact"].append(text)
-        if rows["chunk_id"]:
-            self.table.add(pa.table(rows, schema=WINDOW_SCHEMA))
+        data = pa.table(rows, schema=WINDOW_SCHEMA)
+        if replacing is not None:
+            replace_rows(self.table, ["chunk_id", "window_index"], data, replacing)
+        elif rows["chunk_id"]:
+            self.table.add(data)
 
     def has_fts_index(self) -> bool:
         indexed = {tuple(i.columns) for i in self.table.list_indices() if i.index_type == "FTS"}

@@ -8,6 +8,7 @@ other's settings.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -29,6 +30,22 @@ from rag_system.retrieval.types import RetrievalOptions, RetrievalResult
 
 
 log = logging.getLogger(__name__)
+
+#: Searches repeated when one result holds two versions of a document (see `mixed_versions`).
+MIXED_RETRIES = 3
+
+
+def mixed_versions(candidates: list[Any]) -> bool:
+    """Whether chunks of two versions (content ids) of one source file are among the candidates."""
+    seen: dict[str, str] = {}
+    for candidate in candidates:
+        try:
+            source = str(json.loads(candidate.metadata or "{}").get("source_path") or candidate.document_name)
+        except (ValueError, AttributeError):
+            source = candidate.document_name
+        if seen.setdefault(source, candidate.document_id) != candidate.document_id:
+            return True
+    return False
 
 
 class RetrievalEngine:
@@ -87,20 +104,30 @@ class RetrievalEngine:
             return self._reranker
 
     def retrieve(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
+        result = self._first_stage(index, query, options)
+        for _ in range(MIXED_RETRIES):
+            if not mixed_versions(result.candidates):
+                break
+            # The legs read the table at two versions while a build replaced a document: ask again, so
+            # one answer never quotes the old and the new version of a file side by side.
+            log.info("index %s: a document changed during the search; searching again", index)
+            result = self._first_stage(index, query, options)
+        if options.rerank and result.candidates:
+            self.rerank(result, options)
+        return result
+
+    def _first_stage(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
         table = self.table(index)
         embedder = self.embedder_for(table)
         try:
-            result = self.first_stage.search(table, query, options, embedder)
+            return self.first_stage.search(table, query, options, embedder)
         except (OSError, RuntimeError, ValueError) as exc:
             if not is_missing_file(exc):
                 raise
             # A replica's handle may point at files the writer's cleanup removed: move on, retry once.
             log.info("index %s: %s; checking out the latest version and retrying", index, exc)
             table.checkout_latest()
-            result = self.first_stage.search(table, query, options, embedder)
-        if options.rerank and result.candidates:
-            self.rerank(result, options)
-        return result
+            return self.first_stage.search(table, query, options, embedder)
 
     def rerank(self, result: RetrievalResult, options: RetrievalOptions) -> None:
         """Rerank/select `result.candidates` in place (sets `final`); skipped with a warning if unloadable."""

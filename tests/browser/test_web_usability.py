@@ -285,3 +285,49 @@ def test_delete_an_index(page: Any, stack: Stack) -> None:
     page.wait_for_selector(f".index-pick[data-id='{iid}']", state="detached")
     assert gw.get(f"/indexes/{iid}").status == 404
     assert not page.errors, page.errors
+
+
+def test_synced_folder_line_and_button(page: Any, stack: Stack) -> None:
+    """Bind a folder from the index card, see "Synced just now · 2 files updated", sync again with the button."""
+    import os
+
+    folder = stack.data / "uploads" / "synced-handbook"  # inside the allowed roots (the uploads folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    past = time.time() - 120  # written well before: nothing is held as still being written
+    for name, text in (("herons.md", "# Herons\n\nHerons nest in the reeds by the lake.\n"),
+                       ("otters.md", "# Otters\n\nOtters hunt at dusk along the river.\n")):
+        (folder / name).write_text(text)
+        os.utime(folder / name, (past, past))
+    gw = Client(stack.gateway.url)
+    iid = gw.post("/indexes", {"name": "Synced handbook"}).json["index_id"]
+    page.goto(stack.url + "/#/indexes")
+    page.click(f".index-pick[data-id='{iid}']")
+    page.wait_for_selector("#sync-bind:visible")
+    assert page.locator("#sync-now").is_hidden()  # nothing to sync before a folder is bound
+    page.fill("#sync-folder", str(folder))
+    page.click("#sync-bind button[type=submit]")
+    page.wait_for_function("document.querySelector('#sync-line').textContent === 'Synced just now · 2 files updated'",
+                           timeout=120_000)
+    assert page.inner_text("#sync-folders") == f"Folder: {folder.resolve()} · 2 files indexed"
+    assert page.locator("#sync-bind").is_hidden() and page.locator("#sync-now").is_visible()
+    page.wait_for_function("document.querySelector(`.index-pick[data-id='%s'] .status`).textContent === 'ready'" % iid)
+    assert page.inner_text(f".index-pick[data-id='{iid}'] .count") == "from a synced folder"
+    assert "synced folder's files stay where they are" in page.inner_text("#documents")
+
+    page.click("#sync-now")
+    page.wait_for_function("document.querySelector('#sync-line').textContent === 'Synced just now · no changes'",
+                           timeout=120_000)
+    state = gw.get(f"/indexes/{iid}/sync").json
+    assert [h["trigger"] for h in state["history"]] == ["manual", "bind"], state
+    # The same line a few minutes later, as the card words it (the module the page runs, with a fixed clock).
+    words = page.evaluate("""async () => {
+        const m = await import('/js/sync.js');
+        const at = '2026-01-01T10:00:00+00:00', now = Date.parse('2026-01-01T10:02:10Z');
+        return [m.syncText({ state: 'idle', folders: ['/x'], last_sync: { at, files_changed: 3, failed: [], held: [] } }, now),
+                m.syncText({ state: 'idle', folders: ['/x'], last_sync: { at, files_changed: 1, failed: [{}], held: ['/x/a.md'] } }, now),
+                m.syncText({ state: 'running', folders: ['/x'], last_sync: null }, now)];
+    }""")
+    assert words == ["Synced 2 minutes ago · 3 files updated",
+                     "Synced 2 minutes ago · 1 file updated · 1 could not be read · 1 still being written", "Syncing…"]
+    shot(page, "index-synced-desktop")
+    assert not page.errors, page.errors

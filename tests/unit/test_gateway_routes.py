@@ -19,6 +19,9 @@ EXPECTED = {
     ("GET", "/indexes"), ("POST", "/indexes"), ("GET", "/indexes/{index_id}"), ("DELETE", "/indexes/{index_id}"),
     ("POST", "/indexes/{index_id}/upload"), ("POST", "/indexes/{index_id}/build"),
     ("GET", "/indexes/{index_id}/jobs/{job_id}"),
+    # Synced folders (issue 21, Documentation/api-gateway.md).
+    ("GET", "/indexes/{index_id}/sync"), ("POST", "/indexes/{index_id}/sync"),
+    ("POST", "/indexes/{index_id}/sync/folders"), ("DELETE", "/indexes/{index_id}/sync/folders"),
     ("GET", "/documents/{document_id}/pages/{page}.png"), ("GET", "/documents/{document_id}/file"),
     # localGPT's routes added by issue 20: plain LLM chat and the empty-session cleanup
     ("POST", "/chat"), ("POST", "/chat/stream"), ("GET", "/sessions/cleanup"),

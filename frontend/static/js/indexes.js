@@ -1,6 +1,7 @@
 // The index manager: create, drag-and-drop upload with per-file progress, build with live progress, documents, delete.
 import { gateway, uploadFile } from "./api.js";
 import { countsText, followBuild, stopFollowing } from "./build.js";
+import { syncSection } from "./sync.js";
 import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
 const num = (n) => Number(n || 0).toLocaleString("en");
@@ -84,6 +85,11 @@ function detail(ix) {
       } })),
     ix.description ? el("p", { class: "muted", text: ix.description }) : "", // (append(null) would print "null")
     ix.metadata?.embedder ? el("p", { class: "muted small", id: "index-embedder-name", text: `Embedder: ${ix.metadata.embedder}` }) : "",
+    syncSection(ix, async () => { // a sync ended: the index's status and counts may have changed
+      const fresh = await gateway("GET", `/indexes/${ix.id}`);
+      refreshListItem(fresh);
+      renderDocs(docs, fresh.documents, fresh);
+    }),
     fileInput, drop, uploads, el("div", { class: "row" }, buildBtn), progress,
     el("h3", { text: "Documents" }), docs);
 
@@ -147,6 +153,7 @@ function docCount(ix) {
   const documents = ix.documents || [];
   const chunks = ix.metadata?.chunks || 0;
   if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(chunks)} chunk${chunks === 1 ? "" : "s"}`;
+  if (ix.metadata?.synced && !documents.length) return "from a synced folder";
   const failed = documents.filter((d) => d.status === "failed").length;
   const n = documents.length ? documents.length - failed : (ix.document_count ?? 0);
   const pages = ix.page_count || 0;
@@ -168,6 +175,11 @@ function renderDocs(ul, documents = [], ix = null) {
   if (!documents.length && ix?.metadata?.origin === "cli") {
     ul.append(el("li", { class: "muted", text: "Built with the command line (python -m rag_system index): its files stay where they are, "
       + "so they are not listed here. Files you upload are added to it." }));
+    return;
+  }
+  if (!documents.length && ix?.metadata?.synced) {
+    ul.append(el("li", { class: "muted", text: "The synced folder's files stay where they are, so they are not listed here: "
+      + "the sync line above says how many there are and what the last sync changed. Files you upload are added too." }));
     return;
   }
   if (!documents.length) { ul.append(el("li", { class: "muted", text: "No documents yet." })); return; }
