@@ -58,12 +58,21 @@ def apis(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
             service.close()
 
 
-def _chats(port: int) -> int:
-    """POST /chat requests answered 200 by the RAG API on `port`, from its own metrics."""
-    status, _, text = Api("127.0.0.1", port, None, None).call("GET", "/metrics")  # type: ignore[arg-type]
-    assert status == 200
-    m = re.search(r'docent_rag_requests_total\{[^}]*route="/chat"[^}]*status="200"[^}]*\} (\d+)', text)
-    return int(m.group(1)) if m else 0
+def _chats(port: int, at_least: int = 0) -> int:
+    """POST /chat requests answered 200 by the RAG API on `port`, from its own metrics.
+
+    The RAG API counts a request after it has sent the response, so a count read right after the
+    last answer may still lack it: with `at_least`, the count is read again for up to 5 s until it
+    reaches that many (it is returned either way, for the caller's assertion)."""
+    deadline = time.monotonic() + 5
+    while True:
+        status, _, text = Api("127.0.0.1", port, None, None).call("GET", "/metrics")  # type: ignore[arg-type]
+        assert status == 200
+        m = re.search(r'docent_rag_requests_total\{[^}]*route="/chat"[^}]*status="200"[^}]*\} (\d+)', text)
+        count = int(m.group(1)) if m else 0
+        if count >= at_least or time.monotonic() > deadline:
+            return count
+        time.sleep(0.1)
 
 
 def _pool(ports: list[int], writer: Api, retry_after_s: float = 0.2) -> RagReplicas:
@@ -90,7 +99,7 @@ def test_failed_replica_is_taken_out_retried_elsewhere_and_put_back(apis, tmp_pa
     before = _chats(ports[0])
     for _ in range(3):
         assert pool.chat(CHAT)["citations"]
-    assert _chats(ports[0]) - before == 3
+    assert _chats(ports[0], at_least=before + 3) - before == 3
     assert [r["ready"] for r in pool.health()[1]["replicas"]] == [True, False]
     assert not pool.in_service(pool.replicas[1])
 
