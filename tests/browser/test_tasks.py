@@ -68,6 +68,10 @@ def test_compare_then_open_the_inspector(page: Any, stack: Stack) -> None:
         } }).observe(document.body, { childList: true, subtree: true }); }""")
     page.keyboard.press("Enter")
     page.wait_for_selector(".msg.assistant[data-state=complete]", timeout=120_000)
+    # the index picker drawn once (opening the session while the list loaded used to draw it twice)
+    assert page.locator("#index-picker > span", has_text="Search in:").count() == 1
+    listed = stack.gateway.client.get("/indexes").json["indexes"]
+    assert page.locator("#index-picker .chip-check").count() == len(listed)
     columns = page.evaluate("window.tableColumns")
     assert columns[:2] == [2, 3], columns  # lease-2023 alone first, then both (later tables: the inspector)
     answer = page.locator(".msg.assistant").last

@@ -37,10 +37,14 @@ function composer() {
   return form;
 }
 
+let pickerCalls = 0; // renders overlap (opening a session while the list loads): only the latest draws
+
 export async function renderPicker() {
   const box = view.querySelector("#index-picker");
+  const call = ++pickerCalls;
+  try { await loadIndexes(); } catch (err) { if (call === pickerCalls) box.replaceChildren(errorBox(err, renderPicker)); return; }
+  if (call !== pickerCalls) return; // two overlapping renders drew "Search in:" and every chip twice
   box.textContent = "";
-  try { await loadIndexes(); } catch (err) { box.append(errorBox(err, renderPicker)); return; }
   box.append(el("span", { class: "small muted", text: "Search in:" }));
   if (!indexState.list.length) box.append(el("a", { href: "#/indexes", class: "small", text: "Create an index first" }));
   for (const ix of indexState.list) {
