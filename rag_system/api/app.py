@@ -129,19 +129,26 @@ class Service:
         return list_indexes(self.db) if fresh else [name for name, _ in self.index_sizes()]
 
     def index_sizes(self) -> list[tuple[str, int]]:
-        """(index, chunk count) for every index; cached briefly, since counting opens tables."""
+        """(index, chunk count) for every index. The names are listed each time (an index the CLI
+        just built is there at once: with the whole list cached, the web app missed it for 15 s);
+        counts, which open tables, are kept briefly."""
+        names = list_indexes(self.db)
         with self._sizes_lock:
-            at, sizes = self._sizes
-            if time.monotonic() - at < INDEX_SIZES_TTL_S and at:
-                return sizes
+            at, cached = self._sizes
+            known = dict(cached) if at and time.monotonic() - at < INDEX_SIZES_TTL_S else {}
+        if known and all(name in known for name in names):
+            return [(name, known[name]) for name in names]
         out: list[tuple[str, int]] = []
-        for name in list_indexes(self.db):
+        for name in names:
+            if name in known:
+                out.append((name, known[name]))
+                continue
             try:
                 out.append((name, ChunkTable.open(self.db, name).count()))
             except Exception:  # a table dropped meanwhile
                 continue
         with self._sizes_lock:
-            self._sizes = (time.monotonic(), out)
+            self._sizes = (at if known else time.monotonic(), out)
         return out
 
     def store_status(self) -> dict[str, Any]:
