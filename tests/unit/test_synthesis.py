@@ -339,3 +339,15 @@ def test_one_echoed_word_of_the_question_is_not_an_unsupported_ask():
     answer = "If the value is absent, the peer is supposed to assume a default value of 3 [1]."  # 2 of 4 missing
     report = check(answer, BLOCKS, question=question)
     assert report.unasked == [] and report.valid
+
+
+RESET = block(1, "A stateless reset is sent by an endpoint that cannot process a packet. An endpoint that receives "
+                 "a Stateless Reset Token can verify it.", name="rfc9000.txt", page=60)
+
+
+def test_a_yes_no_cited_sentence_states_goes_to_repair():
+    report = check("Yes, QUIC stateless resets are cryptographically protected [1].", [RESET])
+    assert not report.valid and report.claims[0]["unmatched"]
+    assert any("says yes or no" in p for p in report.problems("Yes, QUIC stateless resets ... [1]."))
+    fine = check("Yes, an endpoint that receives a Stateless Reset Token can verify it [1].", [RESET])
+    assert fine.valid, fine.to_json()

@@ -120,6 +120,7 @@ function findings(v) {
     const where = (c.cited || []).map((n) => `[${n}]`).join(", ");
     for (const fact of c.missing || []) out.push(`“${fact}” is not in ${where}`);
     if (c.opposite) out.push(`${where} says the opposite: “${c.opposite}”`);
+    if (c.unmatched) out.push(`no sentence of ${where} says yes or no to this`);
   }
   for (const u of v.unasked || []) out.push(`${(u.cited || []).map((n) => `[${n}]`).join(", ")} does not mention ${u.words.join(", ")}`);
   if (v.attributed) out.push(`${v.attributed} citation(s) attributed`);
