@@ -12,7 +12,6 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -20,14 +19,15 @@ import pyarrow as pa
 
 from common.errors import DomainError
 from rag_system.chunking.chunker import Chunk, metadata_json
-from rag_system.config import Settings
+# connect, open_store, list_indexes and is_missing_file are also read from here by the rest of the product
+from rag_system.indexing.connection import (TABLE_PREFIX, compact, connect, is_missing_file,  # noqa: F401
+                                            list_indexes, open_store, table_exists)
 from rag_system.indexing.embedder import EmbedderIdentity
 from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,
                                          replace_rows)
 
 log = logging.getLogger(__name__)
 
-TABLE_PREFIX = "idx_"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 META_MODEL = b"docent.embedding_model"
 META_DIM = b"docent.embedding_dim"
@@ -118,74 +118,6 @@ def chunk_schema(identity: EmbedderIdentity, window_tokens: int = 0) -> pa.Schem
             META_WINDOWS: str(window_tokens).encode(),
         },
     )
-
-
-def connect(uri: str, storage_options: dict[str, str] | None = None,
-            read_consistency_s: float | None = None) -> Any:
-    """Open the store. With `read_consistency_s`, long-lived table handles see
-    other writers' commits within that many seconds (0 = every read checks)."""
-    import lancedb
-
-    interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
-    return lancedb.connect(uri, storage_options=storage_options or None,
-                           read_consistency_interval=interval)
-
-
-def open_store(settings: Settings, *, replica: bool = False) -> Any:
-    """The one way the product opens its store: `LANCEDB_URI` plus the AWS_* storage options.
-
-    `replica` connections (the query side) see commits made by other
-    processes within `DOCENT_READ_CONSISTENCY_S`; the writer's own handles
-    always see its own commits, so it needs no interval.
-    """
-    return connect(settings.resolved_lancedb_uri, settings.storage_options,
-                   settings.read_consistency_s if replica else None)
-
-
-def compact(table: Any, keep_versions_s: float) -> None:
-    """Compact and clean up, keeping every version a replica may still read (see `Settings.keep_versions_s`)."""
-    table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
-
-
-#: How LanceDB reports a data file that a cleanup removed under an old table handle.
-_MISSING_MARKERS = ("not found", "notfound", "no such file", "does not exist")
-
-
-def is_missing_file(exc: BaseException) -> bool:
-    """Whether `exc` is a read of a file that compaction and cleanup removed meanwhile."""
-    text = str(exc).lower()
-    return isinstance(exc, (OSError, RuntimeError, ValueError)) and any(m in text for m in _MISSING_MARKERS)
-
-
-def list_indexes(db: Any) -> list[str]:
-    names = _table_names(db)
-    return sorted(n[len(TABLE_PREFIX):] for n in names
-                  if n.startswith(TABLE_PREFIX) and "__" not in n)
-
-
-def _table_names(db: Any) -> list[str]:
-    # `table_exists` is a namespace operation that local folders do not
-    # support, so existence is answered from the (paginated) listing.
-    names: list[str] = []
-    token = None
-    while True:
-        page = db.list_tables(page_token=token)
-        names.extend(page.tables)
-        token = page.page_token
-        if not token:
-            return names
-
-
-def table_exists(db: Any, name: str) -> bool:
-    if name not in _table_names(db):
-        return False
-    try:
-        db.open_table(name)
-    except ValueError:
-        # Some S3 servers (SeaweedFS) keep a dropped table's empty "folder",
-        # which the listing still reports; only a table that opens exists.
-        return False
-    return True
 
 
 class ChunkTable:
