@@ -7,8 +7,9 @@ from datetime import timedelta
 import pytest
 
 from rag_system.indexing.builder import build_index
+from rag_system.indexing.connection import _table_names
 from rag_system.indexing.manifest import Manifest, manifest_table_name
-from rag_system.indexing.store import ChunkTable, _table_names, is_missing_file, open_store, table_exists, table_name
+from rag_system.indexing.store import ChunkTable, is_missing_file, open_store, table_exists, table_name
 from rag_system.retrieval.engine import RetrievalEngine
 from tests.integration.api_support import build, running_api, write_docs
 from tests.scale.conftest import s3_settings
