@@ -15,13 +15,14 @@ benchmark scores), and the rest of the table is distractors derived from them:
   index gets a realistic vocabulary with term statistics that differ from
   copy to copy, instead of a million duplicates (which BM25 would rank as
   exact ties);
-- its ids and document names are new (`x<n>`, `distractor-<doc>.md`), so a
+- its ids, document names and source paths are new (`x<n>`, `distractor-<doc>.md`), so a
   distractor never counts as the gold document's chunk unless its own text
   contains the expected string (the metric is text containment).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -113,10 +114,27 @@ def distractor_batches(pool: Pool, total: int, *, dim: int, noise: float = 0.35,
                               pool.chunks.column("text").take(pa.array(donor)).to_pylist())
         columns = {"chunk_id": ids, "document_id": docs, "document_name": names, "text": pa.array(text),
                    **_vector_columns(chunks, dim, noise, rng)}
+        if "metadata" in chunks.column_names:
+            columns["metadata"] = pa.array(_metadata(chunks.column("metadata").to_pylist(), names.to_pylist()))
         for name, values in columns.items():
             chunks = chunks.set_column(chunks.schema.get_field_index(name), name, values)
         yield chunks, _windows(pool, src, donor, ids, docs, names)
         made += size
+
+
+def _metadata(metadata: list[str | None], names: list[str]) -> list[str]:
+    """The source's metadata under the distractor's own file: the engine takes two document ids
+    under one `source_path` for two versions of a file and searches again (`mixed_versions`)."""
+    out = []
+    for meta, name in zip(metadata, names):
+        try:
+            parsed = json.loads(meta or "{}")
+        except ValueError:
+            parsed = {}
+        parsed = parsed if isinstance(parsed, dict) else {}
+        parsed["source_path"] = f"/distractors/{name}"
+        out.append(json.dumps(parsed))
+    return out
 
 
 def _windows(pool: Pool, src: np.ndarray, donor: np.ndarray, ids: pa.Array, docs: pa.Array,

@@ -70,3 +70,24 @@ def test_text_is_mixed_and_vectors_stay_unit_length_near_their_source() -> None:
     source = chunks.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, DIM)
     best = (vectors @ source.T).max(axis=1)  # cosine to the nearest source vector
     assert 0.8 < float(np.median(best)) < 0.999
+
+
+def test_a_distractor_is_its_own_file_not_a_second_version_of_its_source() -> None:
+    import json
+
+    from rag_system.retrieval.engine import mixed_versions
+    from rag_system.retrieval.types import Candidate
+
+    chunks, windows = _source(3, [1, 1, 1])
+    chunks = chunks.append_column("metadata", pa.array([json.dumps({"source_path": "/docs/d.md", "pages": [1]})] * 3))
+    made, _ = next(distractor_batches(make_pool([chunks], [windows]), 80, dim=DIM))
+    metas = [json.loads(m) for m in made.column("metadata").to_pylist()]
+    assert all(m["source_path"].startswith("/distractors/distractor-") and m["pages"] == [1] for m in metas)
+
+    def candidate(row: dict) -> Candidate:  # type: ignore[type-arg]
+        return Candidate(chunk_id=row["chunk_id"], document_id=row["document_id"], document_name=row["document_name"],
+                         chunk_index=0, page_start=1, page_end=1, heading_path="", block_type="text", text=row["text"],
+                         metadata=row["metadata"])
+
+    real = [candidate(r) for r in chunks.to_pylist()]
+    assert not mixed_versions(real + [candidate(r) for r in made.to_pylist()])
