@@ -3,10 +3,16 @@
 import { config, gateway, session } from "./api.js";
 import { el } from "./util.js";
 
+// Without credentials: in single-user mode the gateway grants no credentialed CORS, and none is needed.
 async function status() {
-  const resp = await fetch(`${config.gatewayUrl}/auth/status`, { credentials: "include", cache: "no-store" });
+  const resp = await fetch(`${config.gatewayUrl}/auth/status`, { credentials: "omit", cache: "no-store" });
   if (!resp.ok) throw new Error(`The gateway answered ${resp.status}`);
   return resp.json();
+}
+
+async function currentUser() {
+  const resp = await fetch(`${config.gatewayUrl}/auth/me`, { credentials: "include", cache: "no-store" });
+  return resp.ok ? resp.json() : null; // 401: not signed in (or the session ended)
 }
 
 // Resolves once someone is signed in (at once when accounts are off or the cookie is still good).
@@ -15,13 +21,13 @@ export async function initAccount() {
   try { state = await status(); } catch { return; } // the service banner says the gateway is down
   if (!state.accounts) return;
   session.accounts = true;
-  session.onSignedOut = () => { location.reload(); };
-  if (state.user) {
-    const me = await gateway("GET", "/auth/me").catch(() => null);
-    if (me?.user) { signedIn(me.user, me.csrf_token); return; }
+  const me = await currentUser().catch(() => null);
+  if (me?.user) signedIn(me.user, me.csrf_token);
+  else {
+    const { user, csrf_token: csrf } = await loginPage();
+    signedIn(user, csrf);
   }
-  const { user, csrf_token: csrf } = await loginPage();
-  signedIn(user, csrf);
+  session.onSignedOut = () => { location.reload(); }; // a 401 later: the session ended, show the login page
 }
 
 function signedIn(user, csrf) {
