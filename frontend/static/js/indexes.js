@@ -6,7 +6,8 @@ import { syncSection } from "./sync.js";
 import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
 const num = (n) => Number(n || 0).toLocaleString("en");
-const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt";
+const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt,.epub,.odt,.ods,.odp,.rtf,"
+  + ".eml,.mbox,.doc,.ppt";
 let root = null;
 let selected = null;
 export const indexState = { list: [] };
