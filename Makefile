@@ -14,9 +14,26 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup setup-browser setup-debref run test test-rust test-unit test-integration test-browser clean-venv
+.PHONY: setup setup-antiword setup-office setup-browser setup-debref run test test-rust test-unit test-integration test-browser clean-venv
 
-setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json
+setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json setup-antiword
+
+# Legacy Word .doc files are read by Debian's antiword (rag_system/ingestion/doc.py). Without it each .doc
+# fails on its own with a reason naming the format to save it as, so a machine without root only gets a note.
+setup-antiword:
+	@command -v antiword >/dev/null || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's antiword (legacy .doc files)"; apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends antiword >/dev/null; \
+	else echo "note: antiword is not installed, so .doc files will fail with 'save it as .docx' (sudo apt-get install antiword)"; fi; }
+
+# The legacy-format tests write real .doc/.ppt files with LibreOffice, the one offline writer of them
+# (tests/integration/test_ingestion_legacy_office.py skips, saying so, where it is missing).
+setup-office: setup-antiword
+	@command -v soffice >/dev/null || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing LibreOffice Writer and Impress (they write the .doc/.ppt test files)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		libreoffice-writer-nogui libreoffice-impress-nogui >/dev/null; \
+	else echo "note: without LibreOffice (sudo make setup-office) the .doc/.ppt tests are skipped"; fi; }
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,7 +108,7 @@ run: setup
 	$(PY) run_system.py $(RUN_ARGS)
 
 # setup-browser comes first: it is the one prerequisite setup cannot provide without root.
-test: setup-browser setup-debref setup
+test: setup-browser setup-debref setup-office setup
 	$(MAKE) --no-print-directory test-rust test-unit test-integration test-browser
 
 test-rust:
@@ -104,7 +121,7 @@ PYTEST = @$(PY) -m pytest -q $(1); rc=$$?; \
 test-unit: setup
 	$(call PYTEST,tests/unit)
 
-test-integration: setup setup-debref
+test-integration: setup setup-debref setup-office
 	$(call PYTEST,tests/integration tests/reliability tests/scale eval/tests)
 
 test-browser: setup-browser setup

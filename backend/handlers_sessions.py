@@ -25,8 +25,18 @@ def _session(app: App, session_id: str) -> dict[str, Any]:
     return session
 
 
-def list_sessions(app: App, req: Request) -> Response:
+def _visible(app: App, req: Request) -> list[dict[str, Any]]:
+    """Everyone's sessions in single-user mode (and for the service); else the caller's own."""
     sessions = app.store.list_sessions()
+    who = req.principal
+    if who.unrestricted:
+        return sessions
+    own = app.store.session_ids_of(who.user_id or "")
+    return [s for s in sessions if s["id"] in own]
+
+
+def list_sessions(app: App, req: Request) -> Response:
+    sessions = _visible(app, req)
     return Response.json({"sessions": sessions, "total": len(sessions)})
 
 
@@ -35,6 +45,8 @@ def create_session(app: App, req: Request) -> Response:
     title = optional_str(data, "title", DEFAULT_TITLE, max_len=200).strip() or DEFAULT_TITLE
     model = optional_str(data, "model", "", max_len=200)
     session = app.store.create_session(title, model)
+    if req.principal.user_id:
+        app.store.set_owner("sessions", session["id"], req.principal.user_id)
     return Response.json({"session": session, "session_id": session["id"]}, 201)
 
 
@@ -68,7 +80,7 @@ def cleanup_sessions(app: App, req: Request) -> Response:
     """localGPT's `GET /sessions/cleanup`: delete the sessions that have no messages (and their pending uploads)."""
     deleted: list[str] = []
     removed = 0
-    for session in app.store.list_sessions():
+    for session in _visible(app, req):
         if session["message_count"] == 0:
             paths = app.store.delete_session(session["id"])
             if paths is not None:
@@ -109,6 +121,8 @@ def index_documents(app: App, req: Request) -> Response:
         return Response.json({"message": "No documents to index for this session.", "index_id": None})
     index = app.store.create_index(f"{session['title']} documents", "Created from documents attached in chat",
                                    {"status": "created", "source": "session_upload"}, session_id=session["id"])
+    if req.principal.user_id:
+        app.store.set_owner("indexes", index["id"], req.principal.user_id)
     app.store.assign_pending_documents(session["id"], index["id"])
     app.store.link(session["id"], index["id"])
     build = start_build(app, index["id"], {}, req.request_id)

@@ -26,7 +26,8 @@ from common.errors import ApiError
 
 #: What the RAG API converts (rag_system/ingestion/sniff.py; kept in step by tests/unit/test_gateway_uploads.py).
 ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt",
-                                ".xls", ".csv", ".tsv", ".tab"})
+                                ".xls", ".csv", ".tsv", ".tab", ".epub", ".odt", ".ods", ".odp", ".rtf", ".eml",
+                                ".mbox", ".doc", ".ppt"})
 FILE_FIELD = "files"
 MAX_NAME_CHARS = 120
 MAX_PART_HEADER_BYTES = 16 * 1024

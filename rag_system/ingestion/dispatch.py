@@ -9,6 +9,7 @@ an index build continues.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import time
 from pathlib import Path
@@ -18,6 +19,17 @@ from rag_system.ingestion.sniff import detect_file_type
 from rag_system.ingestion.types import ConversionError, ConvertedDocument
 
 logger = logging.getLogger(__name__)
+
+#: file type -> (module, converter) for the formats read by a module of their own.
+_OTHER: dict[str, tuple[str, str]] = {
+    "epub": ("rag_system.ingestion.epub", "convert_epub"),
+    "odt": ("rag_system.ingestion.odf", "convert_odt"),
+    "odp": ("rag_system.ingestion.odf", "convert_odp"),
+    "ods": ("rag_system.ingestion.ods", "convert_ods"),
+    "rtf": ("rag_system.ingestion.rtf", "convert_rtf"),
+    "ppt": ("rag_system.ingestion.ppt", "convert_ppt"),
+    "doc": ("rag_system.ingestion.doc", "convert_doc"),
+}
 
 
 def convert(path: Path | str, settings: Settings) -> ConvertedDocument:
@@ -65,6 +77,13 @@ def _route(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
         if file_type == "xls":
             return spreadsheet.convert_xls(path, settings)
         return spreadsheet.convert_delimited(path, settings, file_type)
+    if file_type in _OTHER:
+        module, function = _OTHER[file_type]
+        return getattr(importlib.import_module(module), function)(path, settings)
+    if file_type in ("eml", "mbox"):
+        from rag_system.ingestion.mail import convert_mail
+
+        return convert_mail(path, settings, file_type)
     from rag_system.ingestion.office import convert_office
 
     return convert_office(path, settings, file_type)

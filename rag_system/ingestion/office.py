@@ -10,6 +10,7 @@ heading path. PDFs never come here (see `pdf.py`), nor do spreadsheets
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import threading
@@ -19,7 +20,7 @@ from typing import Any
 from rag_system.config import Settings
 from rag_system.ingestion.source_text import SourceText, keep_typography
 from rag_system.ingestion.structure import BlockBuilder, join_inline, render_table
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import Block, ConversionError, ConvertedDocument, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +55,40 @@ def docling_converter() -> Any:
 
 def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
     """Convert one DOCX/PPTX/HTML/MD file; Docling errors become `ConversionError`."""
+    source = SourceText.of_html(path) if file_type == "html" else \
+        SourceText.of_markdown(path) if file_type == "md" else None
+    blocks, page_count, warnings = _docling_blocks(path, path, file_type, source)
+    if page_count > settings.max_pages:
+        unit = {"pptx": "slides"}.get(file_type, "pages")
+        raise ConversionError(path, f"too many {unit} ({page_count}; the limit is {settings.max_pages}, "
+                                    "set by DOCENT_MAX_PAGES)")
+    if not blocks:
+        warnings.append("no text found")
+    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=page_count,
+                             blocks=tuple(blocks), warnings=tuple(warnings))
+
+
+def html_blocks(data: bytes, name: str, path: Path) -> tuple[list[Block], list[str]]:
+    """Blocks of an HTML part inside another file (an EPUB chapter, an HTML mail body), all on page 1.
+
+    The same Docling path as an .html file, so a chapter or a mail keeps its
+    headings, lists and tables; errors name `path`, the file the user has.
+    """
+    from docling.datamodel.base_models import DocumentStream
+
+    stream = DocumentStream(name=name, stream=io.BytesIO(data))
+    blocks, _, warnings = _docling_blocks(stream, path, "html", SourceText.of_html_bytes(data))
+    return blocks, warnings
+
+
+def _docling_blocks(source: Any, path: Path, file_type: str,
+                    source_text: SourceText | None) -> tuple[list[Block], int, list[str]]:
+    """(blocks, page count, warnings) of one Docling conversion."""
     from docling.datamodel.base_models import ConversionStatus
 
     label = file_type.upper()
     try:
-        result = docling_converter().convert(path, raises_on_error=False)
+        result = docling_converter().convert(source, raises_on_error=False)
     except Exception as exc:  # Docling and its parsers raise anything from KeyError to XMLSyntaxError
         raise ConversionError(path, f"could not read {label}: {_message(exc)}") from exc
     errors = [e.error_message for e in getattr(result, "errors", ())]
@@ -66,21 +96,11 @@ def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedD
         detail = "; ".join(_HASH_RE.sub("", e) for e in errors) or f"Docling status {result.status.value}"
         raise ConversionError(path, f"damaged or unreadable {label} ({detail})")
     document = result.document
-    source = SourceText.of_html(path) if file_type == "html" else \
-        SourceText.of_markdown(path) if file_type == "md" else None
-    mapper = _Mapper(document, file_type, source)
+    mapper = _Mapper(document, file_type, source_text)
     mapper.walk(document.body)
     mapper.flush_list()
     page_count = max([len(document.pages), mapper.max_page, 1])
-    if page_count > settings.max_pages:
-        unit = {"pptx": "slides"}.get(file_type, "pages")
-        raise ConversionError(path, f"too many {unit} ({page_count}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
-    warnings = [f"Docling: {e}" for e in errors]
-    if not mapper.builder.blocks:
-        warnings.append("no text found")
-    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=page_count,
-                             blocks=tuple(mapper.builder.blocks), warnings=tuple(warnings))
+    return mapper.builder.blocks, page_count, [f"Docling: {e}" for e in errors]
 
 
 def _message(exc: BaseException) -> str:

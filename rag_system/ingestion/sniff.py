@@ -15,6 +15,9 @@ import zipfile
 from pathlib import Path
 
 from rag_system.config import Settings
+from rag_system.ingestion.sniff_formats import (
+    OLE2_STREAMS, ZIP_MIMETYPES, check_mail, check_ole2_streams, check_rtf, check_zip_format, zip_limit,
+)
 from rag_system.ingestion.types import ConversionError
 
 #: Extension (lower case) -> file type recorded in `ConvertedDocument.file_type`.
@@ -32,6 +35,15 @@ EXTENSIONS: dict[str, str] = {
     ".md": "md",
     ".markdown": "md",
     ".txt": "txt",
+    ".epub": "epub",
+    ".odt": "odt",
+    ".ods": "ods",
+    ".odp": "odp",
+    ".rtf": "rtf",
+    ".eml": "eml",
+    ".mbox": "mbox",
+    ".doc": "doc",
+    ".ppt": "ppt",
 }
 
 _OOXML_MAIN_PARTS: dict[str, tuple[str, ...]] = {
@@ -66,8 +78,9 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 _HEAD_BYTES = 8192
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 #: Legacy binary Office formats (OLE2 containers) and the format to save them as.
-_OLE2_TYPES = {"xls": ".xlsx"}
-_TEXT_LABELS = {"txt": "text", "md": "Markdown", "html": "HTML", "csv": "CSV", "tsv": "TSV"}
+_OLE2_TYPES = {name: modern for name, (_, _, modern) in OLE2_STREAMS.items()}
+_TEXT_LABELS = {"txt": "text", "md": "Markdown", "html": "HTML", "csv": "CSV", "tsv": "TSV", "eml": "EML",
+                "mbox": "MBOX"}
 #: Text control characters that do occur in real text files.
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")
 _TEXT_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -108,12 +121,22 @@ def detect_file_type(path: Path, settings: Settings) -> str:
         _check_ooxml(path, file_type, head, settings)
     elif file_type in _OLE2_TYPES:
         _check_ole2(path, file_type, head)
+    elif file_type in ZIP_MIMETYPES:
+        check_zip_format(path, file_type, head, settings, _describe_start(head))
+    elif file_type == "rtf":
+        check_rtf(path, head, _describe_start(head))
     else:
+        if file_type in ("eml", "mbox"):  # a renamed file is named for what it is before "binary content"
+            check_mail(path, file_type, head, _describe_start(head))
         problem = binary_reason(head)
         if problem:
             label = _TEXT_LABELS.get(file_type, file_type.upper())
-            raise ConversionError(path, f"binary content in a {label} file ({problem})")
+            raise ConversionError(path, f"binary content in {_article(label)} {label} file ({problem})")
     return file_type
+
+
+def _article(label: str) -> str:
+    return "an" if label in ("EML", "MBOX") else "a"
 
 
 def _checked_size(path: Path, settings: Settings) -> int:
@@ -159,8 +182,7 @@ def _check_ooxml(path: Path, file_type: str, head: bytes, settings: Settings) ->
             )
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
         raise ConversionError(path, f"not a valid {label} (damaged ZIP archive: {exc})") from exc
-    # Guard against decompression bombs: OOXML compresses text roughly 5-20x.
-    limit = max(settings.max_file_bytes * 20, 64 * 1024 * 1024)
+    limit = zip_limit(settings)  # a guard against decompression bombs
     if expanded > limit:
         raise ConversionError(
             path, f"{label} expands to {_mib(expanded)} when unpacked (limit {_mib(limit)}); refusing to open it"
@@ -178,7 +200,7 @@ def _check_ooxml(path: Path, file_type: str, head: bytes, settings: Settings) ->
 
 
 def _check_ole2(path: Path, file_type: str, head: bytes) -> None:
-    """A legacy .xls/.doc/.ppt must be an OLE2 container (a renamed .xlsx is named as such)."""
+    """A legacy .xls/.doc/.ppt must be an OLE2 container holding its format (a renamed .xlsx is named)."""
     label, modern = file_type.upper(), _OLE2_TYPES[file_type]
     if head.startswith(b"PK\x03\x04"):
         raise ConversionError(path, f"not a valid {label}: this is a ZIP-based file; rename it to {modern}")
@@ -186,6 +208,7 @@ def _check_ole2(path: Path, file_type: str, head: bytes) -> None:
         raise ConversionError(path, f"not a valid {label} ({_describe_start(head)})")
     if _is_encrypted_ooxml(path):
         raise ConversionError(path, f"encrypted {label} (password required)")
+    check_ole2_streams(path, file_type)
 
 
 def _is_encrypted_ooxml(path: Path, max_scan: int = 64 * 1024 * 1024) -> bool:

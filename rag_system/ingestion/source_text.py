@@ -72,14 +72,24 @@ class SourceText:
     @classmethod
     def of_html(cls, path: Path) -> SourceText | None:
         """The visible text of an HTML file (entities decoded, scripts and styles dropped)."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            log.debug("no source text for %s: %s", path, exc)
+            return None
+        return cls.of_html_bytes(data)
+
+    @classmethod
+    def of_html_bytes(cls, data: bytes) -> SourceText | None:
+        """The visible text of an HTML document held in memory (an EPUB chapter, a mail body)."""
         from bs4 import BeautifulSoup
 
         try:
             with warnings.catch_warnings():  # XHTML pages (DocBook output) are HTML enough for this
                 warnings.simplefilter("ignore")
-                soup = BeautifulSoup(path.read_bytes(), "lxml")
-        except (OSError, ValueError) as exc:
-            log.debug("no source text for %s: %s", path, exc)
+                soup = BeautifulSoup(data, "lxml")
+        except ValueError as exc:
+            log.debug("no source text: %s", exc)
             return None
         for tag in soup(["script", "style", "noscript", "template"]):
             tag.decompose()

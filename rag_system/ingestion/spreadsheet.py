@@ -29,7 +29,7 @@ CSV_DELIMITERS = ",;\t|"
 _SNIFF_CHARS = 64 * 1024
 
 
-def _document(path: Path, file_type: str, pages: int, builder: BlockBuilder,
+def sheet_document(path: Path, file_type: str, pages: int, builder: BlockBuilder,
               warnings: list[str]) -> ConvertedDocument:
     if not builder.blocks:
         warnings.append("no text found")
@@ -37,7 +37,7 @@ def _document(path: Path, file_type: str, pages: int, builder: BlockBuilder,
                              blocks=tuple(builder.blocks), warnings=tuple(warnings))
 
 
-def _check_sheets(path: Path, count: int, settings: Settings) -> None:
+def check_sheets(path: Path, count: int, settings: Settings) -> None:
     if count > settings.max_pages:
         raise ConversionError(path, f"too many sheets ({count}; the limit is {settings.max_pages}, "
                                     "set by DOCENT_MAX_PAGES)")
@@ -55,14 +55,14 @@ def convert_xlsx(path: Path, settings: Settings) -> ConvertedDocument:
         raise ConversionError(path, f"damaged or unreadable XLSX ({type(exc).__name__}: {exc})") from exc
     try:
         sheets = [ws for ws in book.worksheets if hasattr(ws, "iter_rows")]
-        _check_sheets(path, len(sheets), settings)
+        check_sheets(path, len(sheets), settings)
         builder = BlockBuilder()
         for number, sheet in enumerate(sheets, start=1):
             builder.headings.reset()
             title = sheet.title or f"Sheet {number}"
             builder.heading(title, number, 1)
             add_grid(builder, _xlsx_grid(sheet), number, title)
-        return _document(path, "xlsx", len(sheets), builder, [])
+        return sheet_document(path, "xlsx", len(sheets), builder, [])
     finally:
         book.close()
 
@@ -94,7 +94,7 @@ def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
     except (xlrd.XLRDError, xlrd.compdoc.CompDocError, OSError, ValueError, AssertionError, IndexError) as exc:
         raise ConversionError(path, f"damaged or unreadable XLS ({exc}); open it and save it as .xlsx") from exc
     try:
-        _check_sheets(path, book.nsheets, settings)
+        check_sheets(path, book.nsheets, settings)
         builder = BlockBuilder()
         for index in range(book.nsheets):
             sheet = book.sheet_by_index(index)
@@ -107,7 +107,7 @@ def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
             # written by other tools often break; merged cells then show their top-left value only.
             add_grid(builder, [(r + 1, row) for r, row in enumerate(cells)], index + 1, title)
             book.unload_sheet(index)
-        return _document(path, "xls", book.nsheets, builder, [])
+        return sheet_document(path, "xls", book.nsheets, builder, [])
     finally:
         book.release_resources()
         if notes.getvalue().strip():
@@ -141,7 +141,7 @@ def convert_delimited(path: Path, settings: Settings, file_type: str) -> Convert
         raise ConversionError(path, f"malformed {file_type.upper()} (line {reader.line_num}: {exc})") from exc
     builder = BlockBuilder()
     add_grid(builder, grid, 1)
-    return _document(path, file_type, 1, builder, [warning] if warning else [])
+    return sheet_document(path, file_type, 1, builder, [warning] if warning else [])
 
 
 def _sniff_delimiter(sample: str) -> str:

@@ -12,6 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from rag_system.ingestion.types import Block
 
@@ -157,3 +158,13 @@ def repeated_edge_lines(edge_lines_per_page: Sequence[Iterable[str]], min_pages:
         counts.update({boilerplate_key(line) for line in lines if line.strip()})
     threshold = max(min_pages, math.ceil(pages / 2))
     return {key for key, count in counts.items() if count >= threshold and key}
+
+
+def placed(blocks: Iterable[Block], page: int, prefix: tuple[str, ...] = ()) -> list[Block]:
+    """`blocks` of a part (an EPUB chapter, a mail attachment) moved to `page`, under the headings `prefix`.
+
+    Why: a part is converted on its own, so its blocks start on page 1 with
+    no context; in the containing file they belong to the chapter's or the
+    message's page, and a citation should name the message and attachment.
+    """
+    return [replace(block, page=page, heading_path=prefix + block.heading_path) for block in blocks]

@@ -70,6 +70,17 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str | None]:
     raise ConversionError(path, "cannot decode text")  # unreachable: latin-1 decodes anything
 
 
+def form_feed_pages(text: str, path: Path, settings: Settings) -> list[str]:
+    """Pages split at form feeds (hard page breaks), a trailing empty page dropped, the page limit kept."""
+    pages = text.split("\f")
+    while len(pages) > 1 and not pages[-1].strip():
+        pages.pop()
+    if len(pages) > settings.max_pages:
+        raise ConversionError(path, f"too many pages ({len(pages)}; the limit is {settings.max_pages}, "
+                                    "set by DOCENT_MAX_PAGES)")
+    return pages
+
+
 def split_paragraphs(page_text: str) -> list[str]:
     """Paragraphs of one page: blank-line separated, common indentation removed."""
     return [paragraph for _, paragraph in paragraph_lines(page_text)]

@@ -1,4 +1,5 @@
 // Boot: config, theme, routes (#/chat/<id>, #/indexes, #/settings), responsive sidebar.
+import { initAccount } from "./account.js";
 import { gateway, loadConfig } from "./api.js";
 import { initChat, openSession, renderPicker } from "./chat.js";
 import { renderIndexes } from "./indexes.js";
@@ -71,6 +72,7 @@ async function checkServices() {
 async function boot() {
   applyTheme();
   await loadConfig();
+  await initAccount(); // the login page first, when accounts are on
   initViewer();
   initSidePanel();
   initSidebar();

@@ -1,0 +1,81 @@
+"""Legacy Word 97-2003 documents (.doc) through Debian's `antiword`, offline and without an office suite.
+
+No Python library reads the text of this binary format (piece tables,
+fast saves, code pages), but `antiword`, a small long-kept program, does:
+with `-w 0` it prints each paragraph on one line, a form feed at each hard
+page break, and tables as `|cell |cell |` lines. `make setup` and the RAG
+API image install it. Where it is missing, each .doc fails on its own with
+a reason that names the program and the format to save the file as; the
+rest of the build goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from rag_system.config import Settings
+from rag_system.ingestion.structure import BlockBuilder, render_table
+from rag_system.ingestion.text import form_feed_pages, heading_level
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+
+PROGRAM = "antiword"
+PACKAGE = "antiword"  # the Debian package that ships it
+#: Seconds one conversion may take; antiword reads a typical file in well under one.
+TIMEOUT_S = 120
+
+
+def converter_available() -> bool:
+    """Whether this machine can read .doc files."""
+    return shutil.which(PROGRAM) is not None
+
+
+def convert_doc(path: Path, settings: Settings) -> ConvertedDocument:
+    """Paragraphs in order, pages at hard page breaks, antiword's table lines as tables."""
+    pages = form_feed_pages(_run(path), path, settings)
+    builder = BlockBuilder()
+    for number, page in enumerate(pages, start=1):
+        rows: list[list[str]] = []
+        for line in [*page.split("\n"), ""]:
+            stripped = line.strip()
+            if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
+                rows.append([cell.strip() for cell in stripped[1:-1].split("|")])
+                continue
+            if rows:
+                builder.add(render_table(rows), number, "table")
+                rows = []
+            level = heading_level(stripped) if stripped else None
+            if level is None:
+                builder.add(stripped, number)
+            else:
+                builder.heading(stripped, number, level)
+    warnings = () if builder.blocks else ("no text found",)
+    return ConvertedDocument(path=path, name=display_name(path), file_type="doc", page_count=max(len(pages), 1),
+                             blocks=tuple(builder.blocks), warnings=warnings)
+
+
+def _run(path: Path) -> str:
+    executable = shutil.which(PROGRAM)
+    if executable is None:
+        raise ConversionError(path, f"cannot read legacy .doc files on this server: the {PROGRAM} program is not "
+                                    f"installed (Debian package '{PACKAGE}'; 'make setup' installs it). Open the "
+                                    "file in a word processor and save it as .docx, or ask the administrator to "
+                                    f"install {PROGRAM}")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp"),
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    try:
+        done = subprocess.run([executable, "-m", "UTF-8.txt", "-w", "0", str(path)], capture_output=True,
+                              timeout=TIMEOUT_S, env=env, check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        raise ConversionError(path, f"{PROGRAM} took over {TIMEOUT_S} s on this DOC; "
+                                    "open it and save it as .docx") from exc
+    except OSError as exc:
+        raise ConversionError(path, f"cannot run {PROGRAM}: {exc.strerror or exc}") from exc
+    if done.returncode != 0:
+        said = done.stderr.strip() or done.stdout.strip()
+        detail = " ".join(said.decode("utf-8", "replace").split())[:300].replace(str(path), path.name)
+        raise ConversionError(path, f"damaged or unreadable DOC ({PROGRAM}: {detail or 'exit status '}"
+                                    f"{'' if detail else done.returncode}); open it and save it as .docx")
+    return done.stdout.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")

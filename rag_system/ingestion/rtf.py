@@ -1,0 +1,60 @@
+"""RTF documents through `striprtf`: paragraphs in order, pages at hard page breaks.
+
+RTF is text with control words; `striprtf` (pure Python, no office suite)
+drops the control words, font and colour tables and pictures, and decodes
+`\\'xx` and `\\u` escapes by the file's code page. It turns `\\page` into a
+blank line, so page breaks are marked first (as a form feed) and every page
+after a hard break is its own page, the way a word processor prints it.
+A file whose groups never close was cut off: it fails instead of indexing
+half a document silently.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rag_system.config import Settings
+from rag_system.ingestion.structure import BlockBuilder
+from rag_system.ingestion.text import form_feed_pages, heading_level
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+
+_PAGE = re.compile(rb"\\page(?![a-zA-Z])(?:-?\d+)? ?")
+_ESCAPED = re.compile(rb"\\[\\{}]")
+#: The code page striprtf falls back to when a file names none (`\ansicpg`), as Word does.
+DEFAULT_CODEPAGE = "cp1252"
+
+
+def convert_rtf(path: Path, settings: Settings) -> ConvertedDocument:
+    """One paragraph block per RTF paragraph; numbered section titles become headings."""
+    from striprtf.striprtf import rtf_to_text
+
+    data = path.read_bytes()
+    _check_groups(path, data)
+    marked = _PAGE.sub(rb"\\par\\u12?", data)
+    try:
+        # Latin-1 maps every byte to itself: RTF is 7-bit, and striprtf decodes the escapes.
+        text = rtf_to_text(marked.decode("latin-1"), encoding=DEFAULT_CODEPAGE, errors="replace")
+    except (IndexError, ValueError, LookupError, OverflowError) as exc:
+        raise ConversionError(path, f"damaged RTF ({type(exc).__name__}: {exc})") from exc
+    pages = form_feed_pages(text, path, settings)
+    builder = BlockBuilder()
+    for number, page in enumerate(pages, start=1):
+        for paragraph in page.split("\n"):
+            level = heading_level(paragraph)
+            if level is None:
+                builder.add(paragraph, number)
+            else:
+                builder.heading(paragraph.strip(), number, level)
+    warnings = () if builder.blocks else ("no text found",)
+    return ConvertedDocument(path=path, name=display_name(path), file_type="rtf", page_count=max(len(pages), 1),
+                             blocks=tuple(builder.blocks), warnings=warnings)
+
+
+def _check_groups(path: Path, data: bytes) -> None:
+    """Braces must balance: an unclosed group means the file was cut off."""
+    plain = _ESCAPED.sub(b"", data)
+    depth = plain.count(b"{") - plain.count(b"}")
+    if depth > 0:
+        raise ConversionError(path, f"damaged RTF: the file is cut off ({depth} groups never close); "
+                                    "save it again from the program that made it")
