@@ -60,8 +60,16 @@ def _source(corpus: Corpus, settings: Any, embedder: Any) -> tuple[Any, Any]:
     return table.table.to_arrow(), table.windows.table.to_arrow()
 
 
-def _disk_bytes(folder: Path, prefix: str) -> int:
-    return sum(f.stat().st_size for d in folder.glob(prefix + "*") for f in d.rglob("*") if f.is_file())
+def _table_dirs(folder: Path, index: str) -> list[Path]:
+    """The index's own table folders (a prefix glob would also take scale1000000 for scale100000)."""
+    from rag_system.indexing.store import table_name
+    from rag_system.indexing.windows import WINDOWS_SUFFIX
+
+    return [folder / f"{table_name(index)}{suffix}.lance" for suffix in ("", WINDOWS_SUFFIX)]
+
+
+def _disk_bytes(folder: Path, index: str) -> int:
+    return sum(f.stat().st_size for d in _table_dirs(folder, index) for f in d.rglob("*") if f.is_file())
 
 
 def _build(big: Any, sources: list[tuple[Any, Any]], size: int, settings: Any, dim: int,
@@ -156,7 +164,7 @@ def one_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
     table = ChunkTable.open(open_store(settings), index)
     out.update(chunks=table.count(), windows=table.windows.table.count_rows(),
                build_s=saved["build"]["build_s"], build=saved["build"],
-               disk_bytes=_disk_bytes(Path(args.work_dir) / "lancedb", "idx_" + index),
+               disk_bytes=_disk_bytes(Path(args.work_dir) / "lancedb", index),
                ndcg10_exact=saved["ndcg10_exact"], exact=saved["exact"])
     engine = RetrievalEngine(settings, embedder)
     for row, _ in queries[:5]:  # open the tables, warm the caches
@@ -224,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(json.loads(part.read_text()))
             sys.stderr.write(json.dumps({k: v for k, v in results[-1].items() if not isinstance(v, dict)}) + "\n")
             if not args.work_dir:  # a temporary folder: free the disk before the next size
-                for table in (work / "lancedb").glob(f"idx_scale{size}*"):
+                for table in _table_dirs(work / "lancedb", f"scale{size}"):
                     subprocess.run(["rm", "-rf", str(table)], check=True)
     report = {"sizes": results, "growth_exponent": growth(results)}
     text = json.dumps(report, indent=2)
