@@ -66,8 +66,9 @@ class Arm:
 def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int) -> list[QueryLegs]:
     """Retrieve every leg `depth` deep for each gold row of `corpus` from the built `index`."""
     from rag_system.indexing.store import ChunkTable, open_store
-    from rag_system.retrieval.fts_query import sanitize_fts_query
     from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
+    from rag_system.retrieval.first_stage import content_terms
+    from rag_system.retrieval.fts_query import sanitize_fts_query
     from rag_system.retrieval.query_focus import focus_question
 
     table = ChunkTable.open(open_store(settings), index, embedder.identity)
@@ -82,8 +83,9 @@ def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int
         item = QueryLegs(row.id, row.query, row.match, len(row.expected),
                          {c: h for c, h in zip(ids, hits) if any(h)})
         terms = sanitize_fts_query(row.query)
-        for name, column in (("fts", TEXT_COLUMN), ("fts_exact", EXACT_COLUMN)):
-            item.legs[name] = _window_hits(table, terms, depth, column, texts)
+        # the engine's own queries: the exact-words ranking asks content words (first_stage.content_terms)
+        for name, column, asked in (("fts", TEXT_COLUMN, terms), ("fts_exact", EXACT_COLUMN, content_terms(terms))):
+            item.legs[name] = _window_hits(table, asked, depth, column, texts)
         focus = focus_question(row.query)
         vectors = embedder.embed([row.query] + ([focus] if focus else []))
         for name, vector in zip(("vector", "vector_focus"), vectors):
