@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from testkit.accounts import LoginClient, create_user
+from testkit.client import Client
 from testkit.processes import GatewayProcess, RagApiProcess, _Process, free_port
 from testkit.stack import wait_build
 from tests.browser.conftest import PHONE, FrontendProcess, Stack, _require_browser
@@ -145,3 +146,30 @@ def test_sharing_from_the_index_manager_and_revoking_it(browser: Any, stack: Sta
     finally:
         owner.close()
         other.close()
+
+
+def test_the_account_page_tokens_users_and_audit(page: Any, stack: Stack) -> None:
+    page.goto(stack.url)
+    _sign_in_with_the_keyboard(page, "ann")
+    page.click("#nav-account")
+    page.wait_for_selector("#user-rows tr[data-user=bob]")
+    page.fill("#token-name", "backup script")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#token-once code")
+    token = page.inner_text("#token-once code")
+    assert token.startswith("dpt_")
+    assert Client(stack.gateway.url, token).get("/auth/me").json["user"]["username"] == "ann"
+    page.wait_for_selector("#token-list li:has-text('backup script')")
+    page.fill("#new-user-name", "cleo")
+    page.select_option("#new-user-role", "editor")
+    page.fill("#new-user-password", "cleo-password-1")
+    page.click("#user-form button[type=submit]")
+    page.wait_for_selector("#user-rows tr[data-user=cleo]")
+    assert page.locator("#audit-rows tr").count() >= 5
+    assert "login" in page.inner_text("#audit-rows")
+    shot(page, "accounts-admin-desktop")
+    page.set_viewport_size(PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    page.click("#token-list li:has-text('backup script') button")
+    page.wait_for_selector("#token-list li:has-text('backup script')", state="detached")
+    assert Client(stack.gateway.url, token).get("/auth/me").status == 401
