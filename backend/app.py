@@ -31,6 +31,8 @@ class App:
         config.uploads_dir.mkdir(parents=True, exist_ok=True)
         store = Store(config.database)
         auth = Auth(config, store)
+        if auth.enabled():
+            auth.secret()  # made now, so the RAG API and the web app see that accounts are on
         return cls(config=config, store=store, rag=_rag(config, auth.service_token()), metrics=Metrics(),
                    pages=PageRenderer(config.page_cache_dir), auth=auth)
 
