@@ -14,9 +14,9 @@ import pytest
 
 from testkit.accounts import LoginClient, create_user
 from testkit.client import Client
-from testkit.processes import GatewayProcess, RagApiProcess, _Process, free_port
+from testkit.processes import GatewayProcess, RagApiProcess, free_port
 from testkit.stack import wait_build
-from tests.browser.conftest import PHONE, FrontendProcess, Stack, _require_browser
+from tests.browser.conftest import PHONE, FrontendProcess, Stack, _require_browser, running
 from tests.browser.helpers import shot
 
 PASSWORDS = {"ann": "ann-password-1", "bob": "bob-password-22"}
@@ -34,20 +34,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", DOCENT_CORS_ORIGINS=origins)
     rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins)
     web = FrontendProcess(data, web_port, gateway.url, rag.url)
-    started: list[_Process] = []
-    try:
-        for proc, wait in ((gateway, 30), (web, 30), (rag, 240)):
-            proc.start(wait_s=wait)
-            started.append(proc)
+    with running(Stack(data, gateway, rag, web)) as up:
         ann = LoginClient(gateway.url)
         assert ann.login("ann", PASSWORDS["ann"]).status == 200
         iid = ann.post("/indexes", {"name": "Ann archive"}).json["index_id"]
         assert ann.upload(f"/indexes/{iid}/upload", [("archive.md", f"# Archive\n\n{SECRET}\n".encode())]).status == 200
         assert wait_build(ann, iid)["state"] == "done"
-        yield Stack(data, gateway, rag, web)
-    finally:
-        for proc in reversed(started):
-            proc.stop()
+        yield up
 
 
 def _sign_in_with_the_keyboard(page: Any, name: str) -> None:
