@@ -137,7 +137,8 @@ class _Message:
             return
         data = part.get_payload(decode=True)
         if not isinstance(data, bytes) or not data:
-            self.warnings.append(f"{label}: empty")
+            if part.get_filename():  # a named file that arrived empty; nameless empty parts are MIME noise
+                self.warnings.append(f"{label}: empty")
             return
         from rag_system.ingestion.dispatch import convert
 
