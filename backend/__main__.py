@@ -1,6 +1,8 @@
 """`python -m backend [--host 127.0.0.1] [--port 8000]`: run the gateway until interrupted.
 
-`python -m backend import-localgpt --db …` imports a localGPT install (backend/import_cli.py).
+`python -m backend import-localgpt --db …` imports a localGPT install (backend/import_cli.py);
+`python -m backend create-user NAME --role R --password-stdin` and `python -m backend audit verify`
+manage accounts (backend/accounts_cli.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["create-user"]:
+        from backend.accounts_cli import create_user
+
+        return create_user(argv[1:])
+    if argv[:1] == ["audit"]:
+        from backend.accounts_cli import audit
+
+        return audit(argv[1:])
     if argv[:1] == ["import-localgpt"]:
         from backend.import_cli import main as import_main
 
@@ -38,15 +48,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(getattr(logging, config.log_level, logging.INFO))
     host = args.host or config.host
     port = config.port if args.port is None else args.port
-    try:
-        config.check_bind(host)
-    except GatewayConfigError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
     from backend.app import App
     from backend.server import serve
 
     app = App.build(config)
+    try:
+        config.check_bind(host, accounts=app.auth.enabled())
+    except GatewayConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        app.close()
+        return 2
     try:
         server = serve(app, host, port)
     except OSError as exc:

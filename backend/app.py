@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backend.authn import Auth
 from backend.config import GatewayConfig
 from backend.metrics import Metrics
 from backend.pages import PageRenderer
@@ -19,26 +20,30 @@ class App:
     rag: RagClient | RagReplicas
     metrics: Metrics
     pages: PageRenderer
+    auth: Auth = None  # type: ignore[assignment]  # built from config and store when not given
+
+    def __post_init__(self) -> None:
+        if self.auth is None:
+            self.auth = Auth(self.config, self.store)
 
     @classmethod
     def build(cls, config: GatewayConfig) -> App:
         config.uploads_dir.mkdir(parents=True, exist_ok=True)
-        return cls(
-            config=config,
-            store=Store(config.database),
-            rag=_rag(config),
-            metrics=Metrics(),
-            pages=PageRenderer(config.page_cache_dir),
-        )
+        store = Store(config.database)
+        auth = Auth(config, store)
+        if auth.enabled():
+            auth.secret()  # made now, so the RAG API and the web app see that accounts are on
+        return cls(config=config, store=store, rag=_rag(config, auth.service_token()), metrics=Metrics(),
+                   pages=PageRenderer(config.page_cache_dir), auth=auth)
 
     def close(self) -> None:
         self.pages.close()
         self.store.close()
 
 
-def _rag(config: GatewayConfig) -> RagClient | RagReplicas:
+def _rag(config: GatewayConfig, token: str) -> RagClient | RagReplicas:
     """One RAG API (the usual case, unchanged) or query replicas plus a writer."""
-    token, timeout, index_timeout = config.api_token, config.rag_api_timeout_s, config.rag_api_index_timeout_s
+    timeout, index_timeout = config.rag_api_timeout_s, config.rag_api_index_timeout_s
     if len(config.rag_api_urls) == 1 and config.rag_writer_url == config.rag_api_url:
         return RagClient(config.rag_api_url, token=token, timeout_s=timeout, index_timeout_s=index_timeout)
     return RagReplicas(config.rag_api_urls, config.rag_writer_url, token=token, timeout_s=timeout,

@@ -19,7 +19,11 @@ from common.net import bind_refusal
 #: Every environment variable this module reads (checked against the docs by a unit test).
 ENV_VARS = ("DOCENT_DATA_DIR", "DB_PATH", "GATEWAY_HOST", "GATEWAY_PORT", "DOCENT_API_TOKEN",
             "DOCENT_CORS_ORIGINS", "DOCENT_MAX_UPLOAD_MB", "DOCENT_MAX_JSON_MB", "RAG_API_URL",
-            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL", "RAG_WRITER_URL", "DOCENT_BUILD_WAIT_S")
+            "RAG_API_TIMEOUT", "RAG_API_INDEX_TIMEOUT", "DOCENT_LOG_LEVEL", "RAG_WRITER_URL", "DOCENT_BUILD_WAIT_S",
+            # accounts (Documentation/security.md)
+            "DOCENT_AUTH", "DOCENT_AUTH_SECRET", "DOCENT_SESSION_HOURS", "DOCENT_LOCKOUT_ATTEMPTS",
+            "DOCENT_LOCKOUT_ADDRESS_ATTEMPTS", "DOCENT_LOCKOUT_S", "DOCENT_RAG_GRANT_TTL_S",
+            "DOCENT_RATE_CHAT_PER_MIN", "DOCENT_RATE_UPLOAD_PER_MIN", "DOCENT_COOKIE_SECURE")
 
 DEFAULT_ORIGINS = ("http://127.0.0.1:3000", "http://localhost:3000")
 
@@ -47,6 +51,17 @@ class GatewayConfig:
     #: How long a legacy (localGPT) build call waits for its job before answering 202 (DOCENT_BUILD_WAIT_S).
     build_wait_s: float = 900.0
     log_level: str = "INFO"
+    #: Accounts (Documentation/security.md): "accounts" turns them on; unset, the first user does.
+    auth_mode: str = ""
+    auth_secret: str = ""
+    session_hours: float = 12.0
+    lockout_attempts: int = 10
+    lockout_address_attempts: int = 50
+    lockout_s: float = 900.0
+    rag_grant_ttl_s: float = 120.0
+    rate_chat_per_min: int = 30
+    rate_upload_per_min: int = 120
+    cookie_secure: bool = False
 
     @property
     def database(self) -> Path:
@@ -60,9 +75,9 @@ class GatewayConfig:
     def page_cache_dir(self) -> Path:
         return self.data_dir / "cache" / "pages"
 
-    def check_bind(self, host: str) -> None:
-        """Refuse a non-loopback bind without a token (`common.net.bind_refusal`)."""
-        refusal = bind_refusal(host, self.api_token)
+    def check_bind(self, host: str, accounts: bool = False) -> None:
+        """Refuse a non-loopback bind without a token or accounts (`common.net.bind_refusal`)."""
+        refusal = None if accounts else bind_refusal(host, self.api_token)
         if refusal:
             raise GatewayConfigError(refusal)
 
@@ -113,4 +128,21 @@ def load_gateway_config(environ: Mapping[str, str] | None = None,
         rag_api_index_timeout_s=_number(env, "RAG_API_INDEX_TIMEOUT", 60.0),
         build_wait_s=_number(env, "DOCENT_BUILD_WAIT_S", 900.0),
         log_level=(env.get("DOCENT_LOG_LEVEL") or "INFO").upper(),
+        auth_mode=_auth_mode(env.get("DOCENT_AUTH", "")),
+        auth_secret=env.get("DOCENT_AUTH_SECRET", ""),
+        session_hours=_number(env, "DOCENT_SESSION_HOURS", 12.0),
+        lockout_attempts=int(_number(env, "DOCENT_LOCKOUT_ATTEMPTS", 10, int)),
+        lockout_address_attempts=int(_number(env, "DOCENT_LOCKOUT_ADDRESS_ATTEMPTS", 50, int)),
+        lockout_s=_number(env, "DOCENT_LOCKOUT_S", 900.0),
+        rag_grant_ttl_s=_number(env, "DOCENT_RAG_GRANT_TTL_S", 120.0),
+        rate_chat_per_min=int(_number(env, "DOCENT_RATE_CHAT_PER_MIN", 30, int)),
+        rate_upload_per_min=int(_number(env, "DOCENT_RATE_UPLOAD_PER_MIN", 120, int)),
+        cookie_secure=(env.get("DOCENT_COOKIE_SECURE") or "").strip().lower() in ("1", "true", "yes", "on"),
     )
+
+
+def _auth_mode(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("", "accounts"):
+        raise GatewayConfigError(f"DOCENT_AUTH must be 'accounts' or unset, got {raw!r}")
+    return value

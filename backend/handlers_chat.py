@@ -16,6 +16,7 @@ import re
 import uuid
 from typing import Any
 
+from backend.access import require_index
 from backend.app import App
 from backend.history import conversation
 from backend.legacy import present, split_steps
@@ -80,6 +81,9 @@ def post_message(app: App, req: Request) -> Response:
     options = normalize_options(data)
     turn_id = turn_id_of(data, required=False)
     index_ids = app.store.session_index_ids(sid)
+    for iid in index_ids:  # a share revoked after the index was linked is refused here, before retrieval
+        require_index(app.store, req.principal, iid, "read")
+    req.audit["indexes"] = index_ids
     history = conversation(app.store, sid, exclude_turn=turn_id)
     user = app.store.add_user_message(sid, turn_id, message, {"options": options})
     done = app.store.get_turn(turn_id).get("assistant")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from backend.access import can_read_index
 from backend.app import App
 from backend.builds import refresh_if_building, refresh_job, wait_for_build
 from backend.index_discovery import adopt_external_indexes
@@ -17,7 +18,8 @@ _LOCALGPT_FORM = {"latechunk", "doclingChunk", "docling_chunk", "batchSizeEmbed"
 
 def list_indexes(app: App, req: Request) -> Response:
     adopt_external_indexes(app, req.request_id)  # indexes built with the CLI show up too
-    found = [present_index(refresh_if_building(app, i, req.request_id)) for i in app.store.list_indexes()]
+    found = [present_index(refresh_if_building(app, i, req.request_id)) for i in app.store.list_indexes()
+             if req.principal.unrestricted or can_read_index(app.store, req.principal, i["id"])]
     return Response.json({"indexes": found, "total": len(found)})
 
 
@@ -33,6 +35,8 @@ def create_index(app: App, req: Request) -> Response:
     if embedder:
         metadata = {**metadata, "embedder": embedder}
     index = app.store.create_index(name, description, {"status": "created", **metadata})
+    if req.principal.user_id:
+        app.store.set_owner("indexes", index["id"], req.principal.user_id)
     return Response.json({"index_id": index["id"], "index": present_index(index)}, 201)
 
 

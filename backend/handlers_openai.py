@@ -17,7 +17,9 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from backend.access import can_read_index
 from backend.app import App
+from backend.principal import Principal
 from backend.handlers_chat import MAX_MESSAGE_CHARS, display_names
 from backend.web import Request
 from common.errors import ApiError, DomainError
@@ -43,21 +45,24 @@ def list_models(app: App, req: Request) -> Response:
     models = [{"id": PREFIX, "object": "model", "created": created, "owned_by": "docent",
                "description": "general chat with the configured model (no documents)"}]
     for index in app.store.list_indexes():
+        if not can_read_index(app.store, req.principal, index["id"]):
+            continue
         models.append({"id": f"{PREFIX}/{index['name']}", "object": "model", "created": created,
                        "owned_by": "docent", "index_id": index["id"],
                        "status": index["metadata"].get("status")})
     return Response.json({"object": "list", "data": models})
 
 
-def _indexes(app: App, model: str) -> list[str]:
+def _indexes(app: App, model: str, who: Principal) -> list[str]:
     if model == PREFIX:
         return []
     if not model.startswith(f"{PREFIX}/") or not model[len(PREFIX) + 1:].strip():
         raise ApiError(404, "model_not_found", f"model {model!r} does not exist; use 'docent' or "
                        "'docent/<index name>' (GET /v1/models lists them)")
     wanted = model[len(PREFIX) + 1:].strip()
-    found = [i for i in app.store.list_indexes() if i["id"] == wanted]
-    found = found or [i for i in app.store.list_indexes() if i["name"].casefold() == wanted.casefold()]
+    mine = [i for i in app.store.list_indexes() if can_read_index(app.store, who, i["id"])]
+    found = [i for i in mine if i["id"] == wanted]
+    found = found or [i for i in mine if i["name"].casefold() == wanted.casefold()]
     if not found:
         raise ApiError(404, "model_not_found", f"no index named {wanted!r}; GET /v1/models lists the models")
     if len(found) > 1:
@@ -66,7 +71,7 @@ def _indexes(app: App, model: str) -> list[str]:
     return [found[0]["id"]]
 
 
-def _payload(app: App, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def _payload(app: App, data: dict[str, Any], who: Principal) -> tuple[dict[str, Any], str]:
     model = data.get("model")
     if not isinstance(model, str) or not model:
         raise ApiError(400, "invalid_field", "'model' must be a string such as 'docent/<index name>'")
@@ -85,7 +90,7 @@ def _payload(app: App, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
         raise ApiError(400, "invalid_field", "the last message must be the user's question")
     if len(turns[-1]["content"]) > MAX_MESSAGE_CHARS:
         raise ApiError(400, "invalid_field", f"the question is longer than {MAX_MESSAGE_CHARS} characters")
-    payload: dict[str, Any] = {"query": turns[-1]["content"], "indexes": _indexes(app, model),
+    payload: dict[str, Any] = {"query": turns[-1]["content"], "indexes": _indexes(app, model, who),
                                "conversation_history": turns[:-1][-100:]}
     max_tokens = data.get("max_tokens", data.get("max_completion_tokens"))
     if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and 1 <= max_tokens <= 4096:
@@ -119,7 +124,8 @@ def _usage(result: dict[str, Any]) -> dict[str, int]:
 
 def chat_completions(app: App, req: Request) -> Response:
     data = req.json()
-    payload, model = _payload(app, data)
+    payload, model = _payload(app, data, req.principal)
+    req.audit["indexes"] = payload["indexes"]
     system = any(isinstance(m, dict) and m.get("role") in ("system", "developer") for m in data["messages"])
     created, cid = int(time.time()), f"chatcmpl-{uuid.uuid4().hex}"
     if data.get("stream") is True:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from backend.access import can_read_index
 from backend.app import App
 from backend.history import DEFAULT_MESSAGES, MAX_MESSAGES, conversation
 from backend.builds import refresh_if_building
@@ -25,8 +26,18 @@ def _session(app: App, session_id: str) -> dict[str, Any]:
     return session
 
 
-def list_sessions(app: App, req: Request) -> Response:
+def _visible(app: App, req: Request) -> list[dict[str, Any]]:
+    """Everyone's sessions in single-user mode (and for the service); else the caller's own."""
     sessions = app.store.list_sessions()
+    who = req.principal
+    if who.unrestricted:
+        return sessions
+    own = app.store.session_ids_of(who.user_id or "")
+    return [s for s in sessions if s["id"] in own]
+
+
+def list_sessions(app: App, req: Request) -> Response:
+    sessions = _visible(app, req)
     return Response.json({"sessions": sessions, "total": len(sessions)})
 
 
@@ -35,6 +46,8 @@ def create_session(app: App, req: Request) -> Response:
     title = optional_str(data, "title", DEFAULT_TITLE, max_len=200).strip() or DEFAULT_TITLE
     model = optional_str(data, "model", "", max_len=200)
     session = app.store.create_session(title, model)
+    if req.principal.user_id:
+        app.store.set_owner("sessions", session["id"], req.principal.user_id)
     return Response.json({"session": session, "session_id": session["id"]}, 201)
 
 
@@ -68,7 +81,7 @@ def cleanup_sessions(app: App, req: Request) -> Response:
     """localGPT's `GET /sessions/cleanup`: delete the sessions that have no messages (and their pending uploads)."""
     deleted: list[str] = []
     removed = 0
-    for session in app.store.list_sessions():
+    for session in _visible(app, req):
         if session["message_count"] == 0:
             paths = app.store.delete_session(session["id"])
             if paths is not None:
@@ -109,6 +122,8 @@ def index_documents(app: App, req: Request) -> Response:
         return Response.json({"message": "No documents to index for this session.", "index_id": None})
     index = app.store.create_index(f"{session['title']} documents", "Created from documents attached in chat",
                                    {"status": "created", "source": "session_upload"}, session_id=session["id"])
+    if req.principal.user_id:
+        app.store.set_owner("indexes", index["id"], req.principal.user_id)
     app.store.assign_pending_documents(session["id"], index["id"])
     app.store.link(session["id"], index["id"])
     build = start_build(app, index["id"], {}, req.request_id)
@@ -119,8 +134,11 @@ def index_documents(app: App, req: Request) -> Response:
 
 def session_indexes(app: App, req: Request) -> Response:
     session = _session(app, req.params["session_id"])
+    # a linked index whose share was revoked is no longer shown (asking with it is refused: handlers_chat.py)
+    ids = [iid for iid in app.store.session_index_ids(session["id"])
+           if req.principal.unrestricted or can_read_index(app.store, req.principal, iid)]
     found = [present_index(refresh_if_building(app, i, req.request_id))
-             for i in (app.store.get_index(iid) for iid in app.store.session_index_ids(session["id"])) if i]
+             for i in (app.store.get_index(iid) for iid in ids) if i]
     return Response.json({"indexes": found, "total": len(found)})
 
 

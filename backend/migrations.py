@@ -76,6 +76,70 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE index_documents ADD COLUMN page_count INTEGER;
     ALTER TABLE index_documents ADD COLUMN error TEXT;
     """,
+    # 3: accounts (Documentation/security.md): users, their login sessions and API tokens, failed-login
+    # counters, owners and share lists of sessions and indexes, and the hash-chained audit log.
+    # Rows made before accounts existed keep a NULL owner: only an admin sees them.
+    """
+    CREATE TABLE users (
+        id             TEXT PRIMARY KEY,
+        username       TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        role           TEXT NOT NULL CHECK (role IN ('admin', 'editor', 'viewer')),
+        password_hash  TEXT NOT NULL,
+        disabled       INTEGER NOT NULL DEFAULT 0,
+        created_at     TEXT NOT NULL,
+        last_login_at  TEXT
+    );
+    CREATE TABLE auth_sessions (
+        id_hash     TEXT PRIMARY KEY,
+        user_id     TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        csrf_token  TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        expires_at  TEXT NOT NULL,
+        address     TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE api_tokens (
+        id            TEXT PRIMARY KEY,
+        user_id       TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        name          TEXT NOT NULL,
+        token_hash    TEXT NOT NULL UNIQUE,
+        created_at    TEXT NOT NULL,
+        last_used_at  TEXT
+    );
+    CREATE TABLE login_failures (
+        subject       TEXT PRIMARY KEY,
+        failures      INTEGER NOT NULL,
+        last_at       REAL NOT NULL,
+        locked_until  REAL NOT NULL DEFAULT 0
+    );
+    ALTER TABLE sessions ADD COLUMN owner_id TEXT REFERENCES users(id) ON DELETE SET NULL;
+    ALTER TABLE indexes ADD COLUMN owner_id TEXT REFERENCES users(id) ON DELETE SET NULL;
+    CREATE TABLE index_shares (
+        index_id    TEXT NOT NULL REFERENCES indexes(id) ON DELETE CASCADE,
+        grantee     TEXT NOT NULL,
+        access      TEXT NOT NULL CHECK (access IN ('read', 'write')),
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (index_id, grantee)
+    );
+    CREATE TABLE audit_log (
+        seq        INTEGER PRIMARY KEY,
+        at         TEXT NOT NULL,
+        actor      TEXT NOT NULL,
+        action     TEXT NOT NULL,
+        target     TEXT NOT NULL DEFAULT '',
+        address    TEXT NOT NULL DEFAULT '',
+        detail     TEXT NOT NULL DEFAULT '{}',
+        prev_hash  TEXT NOT NULL,
+        hash       TEXT NOT NULL
+    );
+    CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE INDEX sessions_by_owner ON sessions(owner_id);
+    CREATE INDEX indexes_by_owner ON indexes(owner_id);
+    CREATE INDEX shares_by_grantee ON index_shares(grantee);
+    CREATE INDEX tokens_by_user ON api_tokens(user_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from backend import handlers_chat as chat
+from backend import handlers_admin as admin
+from backend import handlers_auth as auth
 from backend import handlers_documents as documents
 from backend import handlers_indexes as indexes
 from backend import handlers_llm as llm
 from backend import handlers_openai as openai
 from backend import handlers_sessions as sessions
+from backend import handlers_shares as shares
 from backend import handlers_sync as sync
 from backend import handlers_system as system
 from backend import turn_save
@@ -52,6 +55,27 @@ TABLE: tuple[Route, ...] = (
     Route("POST", "/v1/chat/completions", openai.chat_completions),
 )
 
-ROUTER = RouteTable(TABLE)
+#: Accounts (Documentation/security.md): on every gateway; in single-user mode they say accounts are off.
+ACCOUNT_TABLE: tuple[Route, ...] = (
+    Route("GET", "/auth/status", auth.status, public=True),
+    Route("POST", "/auth/login", auth.login, public=True),
+    Route("POST", "/auth/logout", auth.logout, public=True),
+    Route("GET", "/auth/me", auth.me),
+    Route("POST", "/auth/rag-token", auth.rag_token),
+    Route("GET", "/auth/tokens", auth.list_tokens),
+    Route("POST", "/auth/tokens", auth.create_token),
+    Route("DELETE", "/auth/tokens/{token_id}", auth.revoke_token),
+    Route("GET", "/indexes/{index_id}/shares", shares.list_shares),
+    Route("POST", "/indexes/{index_id}/shares", shares.put_share),
+    Route("DELETE", "/indexes/{index_id}/shares/{grantee}", shares.remove_share),
+    Route("GET", "/admin/users", admin.list_users),
+    Route("POST", "/admin/users", admin.create_user),
+    Route("POST", "/admin/users/{user_id}", admin.update_user),
+    Route("GET", "/admin/tokens", admin.list_all_tokens),
+    Route("GET", "/admin/audit", admin.audit_page),
+)
+
+ALL_ROUTES: tuple[Route, ...] = (*TABLE, *ACCOUNT_TABLE)
+ROUTER = RouteTable(ALL_ROUTES)
 match = ROUTER.match
 allowed_methods = ROUTER.methods

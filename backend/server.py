@@ -20,16 +20,18 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from backend import routes
+from backend.access import authorize
 from backend.app import App
 from backend.handlers_openai import openai_error
+from backend.store import StoreUnavailableError
 from backend.web import BodyStream, Request
 from common.errors import ApiError, DomainError
-from common.http import Response, allowed_origin, check_bearer, request_id
+from common.http import Response, allowed_origin, request_id
 
 access_log = logging.getLogger("backend.access")
 log = logging.getLogger("backend.server")
 
-_ALLOW_HEADERS = "Authorization, Content-Type, X-Request-ID"
+_ALLOW_HEADERS = "Authorization, Content-Type, X-Request-ID, X-CSRF-Token"
 _EXPOSE_HEADERS = "X-Request-ID, Content-Disposition"
 #: An unread request body up to this size is read and dropped so the client sees the response
 #: (not a broken pipe); a bigger one closes the connection instead.
@@ -42,7 +44,7 @@ class GatewayServer(ThreadingHTTPServer):
     request_queue_size = 64
 
     def __init__(self, address: tuple[str, int], app: App) -> None:
-        app.config.check_bind(address[0])
+        app.config.check_bind(address[0], accounts=app.auth.enabled())
         self.app = app
         super().__init__(address, GatewayHandler)
 
@@ -99,11 +101,18 @@ class GatewayHandler(BaseHTTPRequestHandler):
         try:
             route, params = routes.match(method, path)
             route_label = route.pattern
-            if not route.public:
-                check_bearer(self.headers, app.config.api_token)
+            client = self.client_address[0] if self.client_address else ""
+            principal = app.auth.authenticate(self.headers, method, route.public)
+            rule = authorize(app.store, principal, method, route.pattern, params)
+            if rule.limit and principal.kind == "user":
+                app.auth.limiter.hit(rule.limit, principal.user_id or "")
             req = Request(method=method, path=path, query_string=split.query, headers=self.headers,
-                          request_id=rid, rfile=body, max_json_bytes=app.config.max_json_bytes, params=params)
+                          request_id=rid, rfile=body, max_json_bytes=app.config.max_json_bytes, params=params,
+                          principal=principal, client=client)
             resp = route.handler(app, req)
+            if rule.audit and resp.status < 400:
+                _audit(app, principal.label, rule.audit, params.get(rule.target, ""), client,
+                       {"route": route.pattern, **req.audit})
         except DomainError as err:
             resp = openai_error(err) if path.startswith("/v1/") else Response.error(err)
             if err.code.startswith("rag_api"):
@@ -163,6 +172,8 @@ class GatewayHandler(BaseHTTPRequestHandler):
             if origin:
                 headers.update({"Access-Control-Allow-Origin": origin, "Vary": "Origin",
                                 "Access-Control-Expose-Headers": _EXPOSE_HEADERS})
+                if self.server.app.auth.enabled():  # the web app sends its login cookie
+                    headers["Access-Control-Allow-Credentials"] = "true"
             body = resp.payload()
             if isinstance(body, bytes):
                 headers["Content-Length"] = str(len(body))
@@ -191,6 +202,15 @@ class GatewayHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         """The stdlib's per-request stderr line is replaced by the JSON access log."""
         log.debug(format, *args)
+
+
+def _audit(app: App, actor: str, action: str, target: str, client: str, detail: dict[str, Any]) -> None:
+    """The audit row of a change that has already happened: a store too busy to take it is logged, and
+    the answer stays the success it is (failing it would invite a retry of the change itself)."""
+    try:
+        app.store.audit(actor, action, target, client, detail)
+    except StoreUnavailableError as exc:
+        log.error("audit row %s %s not written: %s", action, target, exc)
 
 
 def _drained(body: BodyStream) -> bool:

@@ -18,8 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from backend.audit import AuditRows
 from backend.migrations import migrate
+from backend.store_accounts import AccountRows
 from backend.store_library import LibraryRows, new_id, now
+from backend.store_sharing import SharingRows
 from common.errors import DomainError
 
 DEFAULT_TITLE = "New Chat"
@@ -62,7 +65,7 @@ def title_from(message: str) -> str:
     return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-class Store(LibraryRows):
+class Store(LibraryRows, AccountRows, SharingRows, AuditRows):
     def __init__(self, path: Path, max_idle: int = 8, busy_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s
@@ -125,7 +128,7 @@ class Store(LibraryRows):
             conn.close()
 
     # -- sessions --------------------------------------------------------------
-    _SESSION_SQL = ("SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count "
+    _SESSION_SQL = ("SELECT s.id, s.title, s.created_at, s.updated_at, s.model_used, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count "
                     "FROM sessions s")
 
     def create_session(self, title: str = DEFAULT_TITLE, model: str = "") -> dict[str, Any]:

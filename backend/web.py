@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs
 
+from backend.principal import SINGLE, Principal
 from common.errors import ApiError
 from common.http import Response
 from common.jsonbody import decode_json
@@ -53,6 +54,11 @@ class Request:
     rfile: BodyStream
     max_json_bytes: int
     params: dict[str, str] = field(default_factory=dict)
+    #: Who is asking (backend/authn.py); single-user mode is one unrestricted person.
+    principal: Principal = SINGLE
+    client: str = ""
+    #: What a handler adds to the audit row the server writes for its route (backend/access.py `Rule.audit`).
+    audit: dict[str, Any] = field(default_factory=dict)
     _body: bytes | None = None
 
     @property

@@ -1,5 +1,5 @@
 """Load benchmark of the RAG API: `python -m eval.load_rag_api [--data-dir ../shared/eval-data]
-[--seconds 60] [--clients 16]`.
+[--seconds 60] [--clients 16] [--store DIR --index NAME --gold rfc,pydocs]`.
 
 Starts `python -m rag_system api` as a subprocess on a free loopback port with
 `DOCENT_DATA_DIR` in a temporary folder, builds the localGPT `mixed` corpus
@@ -186,21 +186,32 @@ def phase(server: Server, clients: int, seconds: float, queries: list[str], inde
             "routes": routes}
 
 
+def _questions(args: argparse.Namespace) -> list[str]:
+    from eval.corpora import known_corpora, load_gold
+
+    corpora = known_corpora(args.data_dir)
+    return [row.query for name in args.gold.split(",") for row in load_gold(corpora[name].gold)]
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from eval.corpora import known_corpora, load_gold
+    from eval.corpora import known_corpora
 
     corpora = known_corpora(args.data_dir)
     mixed, background = corpora["mixed"], corpora["acq"]
     missing = [str(p) for p in (*mixed.sources, *background.sources) if not p.exists()]
     if missing:
         raise SystemExit(f"missing data: {', '.join(missing)}")
-    queries = [row.query for row in load_gold(mixed.gold)]
+    queries = _questions(args)
     tmp = Path(tempfile.mkdtemp(prefix="docent-load-"))
+    # --store: an existing data folder (e.g. eval.bench_scale_1m's --work-dir) whose index is asked
+    # as it is; the background job writes its own index there and the folder is kept.
+    data = args.store or tmp / "data"
+    uploads = data / "uploads" / f"load-{os.getpid()}"
     try:
-        data = tmp / "data"
-        uploads = data / "uploads"
         for name, sources in (("mixed", mixed.sources), ("acq", background.sources)):
+            if name == "mixed" and args.store:
+                continue
             (uploads / name).mkdir(parents=True, exist_ok=True)
             for src in sources:
                 if src.is_dir():
@@ -214,15 +225,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ready_s = time.monotonic() - t0
             idle_rss = _rss(server.proc.pid)
             t0 = time.monotonic()
-            job = build(server, "mixed", [str(uploads / "mixed")])
+            if args.store:
+                index = args.index
+                job = {"progress": {"total": None}, "summary": {"chunks": _chunks(server, index)}}
+            else:
+                index = "mixed"
+                job = build(server, "mixed", [str(uploads / "mixed")])
+                if job["state"] != "done":
+                    raise SystemExit(f"building the benchmark index failed: {job['error']}")
             build_s = time.monotonic() - t0
-            if job["state"] != "done":
-                raise SystemExit(f"building the benchmark index failed: {job['error']}")
             bg = Background(server, [str(uploads / "acq")])
             bg.thread.start()
-            phase(server, 1, 3, queries, "mixed")  # warm-up
-            single = phase(server, 1, args.single_seconds, queries, "mixed")
-            many = phase(server, args.clients, args.seconds, queries, "mixed")
+            phase(server, 1, 3, queries, index)  # warm-up
+            single = phase(server, 1, args.single_seconds, queries, index)
+            many = phase(server, args.clients, args.seconds, queries, index)
             bg.stop.set()
             bg.thread.join(300)
             peak = _rss(server.proc.pid)
@@ -230,17 +246,29 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             server.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(uploads, ignore_errors=True)
     return {
         "server": {"ready_s": round(ready_s, 1), "idle_rss_mb": idle_rss.get("VmRSS"),
                    "peak_rss_mb": peak.get("VmHWM"), "rss_at_end_mb": peak.get("VmRSS")},
-        "index": {"files": job["progress"]["total"], "chunks": job["summary"]["chunks"],
+        "index": {"name": index, "files": job["progress"]["total"], "chunks": job["summary"]["chunks"],
                   "build_s": round(build_s, 1)},
         "background_jobs": {"completed": len(bg.jobs), "errors": bg.errors},
         "single": single, "concurrent": many,
         "ratio": round(many["per_s"] / single["per_s"], 2) if single["per_s"] else None,
         "errors": single["errors"] + many["errors"] + len(bg.errors),
-        "cpus": os.cpu_count(),
+        "cpus": os.cpu_count(), "load_average_end": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+def _chunks(server: Server, index: str) -> int | None:
+    status, payload = _call(server.connect(), "GET", "/indexes")
+    if status != 200:
+        raise SystemExit(f"GET /indexes answered {status}: {payload}")
+    rows = payload.get("indexes", payload) if isinstance(payload, dict) else payload
+    for row in rows:
+        if isinstance(row, dict) and row.get("name") == index:
+            return row.get("chunks") or row.get("chunk_count")
+    raise SystemExit(f"no index {index!r} in {server.port}'s /indexes")
 
 
 def main() -> None:
@@ -250,6 +278,9 @@ def main() -> None:
     p.add_argument("--single-seconds", type=float, default=30.0, help="length of the one-client phase")
     p.add_argument("--clients", type=int, default=16)
     p.add_argument("--json", action="store_true", help="print only the JSON result")
+    p.add_argument("--store", type=Path, help="an existing data folder to ask instead of building mixed")
+    p.add_argument("--index", default="mixed", help="the index of --store to ask")
+    p.add_argument("--gold", default="mixed", help="corpora whose gold questions the clients ask (e.g. rfc,pydocs)")
     args = p.parse_args()
     result = run(args)
     if args.json:

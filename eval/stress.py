@@ -12,7 +12,11 @@ temporary folder and runs, in order:
    `testkit.model_server`, that this stack's `openai` backend points at);
 4. the load: `--sessions` users x `--messages` messages through the gateway
    while an index build runs, every message stored exactly once;
-5. with `--soak-s`, a soak: `--soak-sessions` users chatting for that long.
+5. with `--soak-s`, a soak: `--soak-sessions` users chatting for that long;
+6. the accounts probes (`testkit.scenarios.auth_probe`) on a stack of their own with accounts on:
+   every route of both services without a login, with forged cookies, tokens and grants, without
+   CSRF; broken bodies on the auth routes; a password storm; logins in parallel.
+   `--auth-only` runs just this part.
 
 `--report` prints the Markdown table of Documentation/reliability.md; without
 it the figures are printed as JSON. The exit status is 1 when any promise
@@ -32,6 +36,7 @@ from typing import Any
 
 from testkit.model_server import ModelServer
 from testkit.scenarios import faults, faults_storage
+from testkit.scenarios.auth_probe import AuthProbeResult, run_auth_probes
 from testkit.scenarios.badinput import build_corpus, run_corpus
 from testkit.scenarios.hostile import HOSTILE_ENV, run_hostile
 from testkit.scenarios.load_sessions import LoadResult, run_load
@@ -75,7 +80,21 @@ def _faults(root: Path, stack: Stack, server: ModelServer) -> list[dict[str, Any
     return out
 
 
+def _auth_json(result: AuthProbeResult) -> dict[str, Any]:
+    return {"tried": result.tried, "5xx": result.five_xx, "crashes": len(result.crashes),
+            "statuses": dict(sorted(result.statuses.items())), "problems": result.crashes + result.problems}
+
+
+def run_auth_only() -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="docent-stress-auth-"))
+    report = {"root": str(root), "auth": _auth_json(run_auth_probes(root / "auth"))}
+    report["ok"] = not report["auth"]["problems"] and report["auth"]["5xx"] == 0
+    return report
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.auth_only:
+        return run_auth_only()
     root = Path(tempfile.mkdtemp(prefix="docent-stress-"))
     server = ModelServer(root / "model-server")
     stack: Stack | None = None
@@ -108,6 +127,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log.info("soak: %d sessions for %d s", args.soak_sessions, args.soak_s)
             soak = run_load(stack, args.soak_sessions, 0, build_files=args.build_files, duration_s=args.soak_s)
             report["soak"] = {**_load_json(soak), "seconds": args.soak_s}
+        log.info("accounts probes")
+        report["auth"] = _auth_json(run_auth_probes(root / "auth"))
     finally:
         if stack is not None:
             stack.stop()
@@ -124,12 +145,22 @@ def _ok(report: dict[str, Any]) -> bool:
     bad = report["bad_input"]
     load_ok = all(not report[k]["errors"] and report[k]["stored_exactly_once"] == report[k]["messages"]
                   for k in ("load", "soak") if k in report)
-    return (bad["5xx"] == 0 and bad["crashes"] == 0 and bad["accepted"] == 0 and not report["hostile"]["problems"]
+    auth_ok = "auth" not in report or (not report["auth"]["problems"] and report["auth"]["5xx"] == 0)
+    return (auth_ok and bad["5xx"] == 0 and bad["crashes"] == 0 and bad["accepted"] == 0 and not report["hostile"]["problems"]
             and not report["security"]["problems"] and not report["integrity"]["problems"]
             and all(f.get("survived", True) for f in report["faults"]) and load_ok)
 
 
+def _auth_rows(auth: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [("Accounts probes tried (every route, both services; auth bodies; storm)", auth["tried"]),
+            ("… answered 5xx / crashes", f"{auth['5xx']} / {auth['crashes']}"),
+            ("… statuses", ", ".join(f"{k}: {v}" for k, v in auth["statuses"].items())),
+            ("… wrong refusals (not the expected 401/403/429)", len(auth["problems"]))]
+
+
 def table(report: dict[str, Any]) -> str:
+    if "bad_input" not in report:
+        return _rows_table(_auth_rows(report["auth"]), report["ok"])
     bad, hostile, sec, integ = report["bad_input"], report["hostile"], report["security"], report["integrity"]
     survived = sum(1 for f in report["faults"] if f.get("survived"))
     injected = sum(1 for f in report["faults"] if "survived" in f)
@@ -159,10 +190,16 @@ def table(report: dict[str, Any]) -> str:
                  (f"{label}: errors", run["errors"]),
                  (f"{label}: messages stored exactly once", f"{run['stored_exactly_once']} / {run['messages']}"),
                  (f"{label}: memory (RSS)", memory)]
+    if "auth" in report:
+        rows += _auth_rows(report["auth"])
+    return _rows_table(rows, report["ok"])
+
+
+def _rows_table(rows: list[tuple[str, Any]], ok: bool) -> str:
     width = max(len(r[0]) for r in rows)
     lines = [f"| {'Check'.ljust(width)} | Result |", f"|{'-' * (width + 2)}|--------|"]
     lines += [f"| {name.ljust(width)} | {value} |" for name, value in rows]
-    lines.append(f"\nOverall: {'PASS' if report['ok'] else 'FAIL'}")
+    lines.append(f"\nOverall: {'PASS' if ok else 'FAIL'}")
     return "\n".join(lines)
 
 
@@ -175,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak-s", type=int, default=0, help="soak duration in seconds (0 = no soak)")
     parser.add_argument("--soak-sessions", type=int, default=8)
     parser.add_argument("--json", type=Path, help="also write the full report as JSON here")
+    parser.add_argument("--auth-only", action="store_true", help="run only the accounts probes (part 6)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     logging.getLogger("backend").setLevel(logging.WARNING)  # the in-process gateway of the SQLite fault
@@ -182,10 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str))
     sys.stdout.write((table(report) if args.report else json.dumps(report, indent=2, default=str)) + "\n")
-    for section in ("bad_input", "hostile", "security", "integrity"):
-        for problem in report[section]["problems"][:20]:
+    for section in ("bad_input", "hostile", "security", "integrity", "auth"):
+        for problem in report.get(section, {"problems": []})["problems"][:20]:
             log.error("%s: %s", section, problem)
-    for fault in report["faults"]:
+    for fault in report.get("faults", []):
         for failure in fault.get("failures", []):
             log.error("fault: %s", failure)
     return 0 if report["ok"] else 1

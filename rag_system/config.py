@@ -134,6 +134,8 @@ class Settings:
     api_host: str = field(default="127.0.0.1", metadata=_env("RAG_API_HOST"))
     api_port: int = field(default=8001, metadata=_env("RAG_API_PORT"))
     api_token: str = field(default="", metadata=_env("DOCENT_API_TOKEN"))
+    # Accounts (Documentation/security.md): the secret the gateway signs access grants with.
+    auth_secret: str = field(default="", metadata=_env("DOCENT_AUTH_SECRET"), repr=False)
     cors_origins: str = field(default="http://localhost:3000,http://127.0.0.1:3000",
                               metadata=_env("DOCENT_CORS_ORIGINS"))
     gateway_url: str = field(default="http://127.0.0.1:8000", metadata=_env("DOCENT_GATEWAY_URL"))

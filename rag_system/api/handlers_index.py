@@ -70,6 +70,7 @@ def _job(request: Request) -> Job:
     if job is None:
         raise ApiError(404, "job_not_found",
                        f"no index job {request.params['job_id']!r} (finished jobs are kept for a while only)")
+    request.caller.require_indexes([job.index])
     return job
 
 
@@ -102,7 +103,7 @@ def job_events(request: Request) -> Stream:
 
 
 def list_all(request: Request) -> Response:
-    sizes = request.service.index_sizes()
+    sizes = [(name, n) for name, n in request.service.index_sizes() if request.caller.may_read(name)]
     return Response(200, {"indexes": [{"name": name, "chunks": n} for name, n in sizes]})
 
 

@@ -27,6 +27,7 @@ def _call(fn, *args):  # type: ignore[no-untyped-def]
 
 def status(request: Request) -> Response:
     name = index_name(request.params["name"], "name")
+    request.caller.require_indexes([name])
     if not request.service.sync.known(name):
         raise ApiError(404, "index_not_found", f"no index {name!r} (binding a folder to a new name creates it)")
     return Response(200, request.service.sync.status(name))

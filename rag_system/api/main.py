@@ -24,6 +24,7 @@ def add_command(sub: Any) -> None:
 
 def run_api(args: argparse.Namespace, settings: Settings) -> int:
     from common import logs
+    from rag_system.api.access import effective_token
     from rag_system.api.server import check_bind
 
     logs.configure(logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)
@@ -31,7 +32,7 @@ def run_api(args: argparse.Namespace, settings: Settings) -> int:
     port = settings.api_port if args.port is None else args.port
     try:
         settings = settings.with_overrides(api_host=host, api_port=port)
-        check_bind(host, settings.api_token)  # before any model loads: fail fast
+        check_bind(host, effective_token(settings))  # before any model loads: fail fast
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from common.jsonbody import decode_json
+from rag_system.api.access import SERVICE, Caller
 
 if TYPE_CHECKING:
     from common.sse import SSEStream
@@ -23,6 +24,8 @@ class Request:
     body: bytes
     request_id: str
     service: Service
+    #: Who is calling (rag_system/api/access.py): the service, or a person holding a gateway grant.
+    caller: Caller = SERVICE
 
     def json(self) -> Any:
         """The body as JSON; an empty body is `{}`; anything unparsable is a 400."""

@@ -25,5 +25,32 @@ ROUTES = (
 )
 
 
+#: Which routes a browser's access grant may call ("grant": the handler checks the indexes named) and
+#: which only the gateway and tools may ("service"); rag_system/api/access.py.
+ROUTE_ACCESS: dict[tuple[str, str], str] = {
+    ("GET", "/health"): "grant",
+    ("GET", "/models"): "grant",
+    ("GET", "/metrics"): "service",
+    ("POST", "/chat"): "grant",
+    ("POST", "/chat/stream"): "grant",
+    ("POST", "/retrieve"): "grant",
+    ("POST", "/index"): "service",
+    ("GET", "/index/jobs/{job_id}"): "grant",
+    ("DELETE", "/index/jobs/{job_id}"): "service",
+    ("GET", "/index/jobs/{job_id}/events"): "grant",
+    ("GET", "/indexes"): "grant",
+    ("DELETE", "/indexes/{name}"): "service",
+    ("GET", "/indexes/{name}/sync"): "grant",
+    ("POST", "/indexes/{name}/sync"): "service",
+    ("POST", "/indexes/{name}/sync/folders"): "service",
+    ("DELETE", "/indexes/{name}/sync/folders"): "service",
+}
+
+
+def access_of(method: str, pattern: str) -> str:
+    """A route missing from ROUTE_ACCESS is service-only."""
+    return ROUTE_ACCESS.get(("GET" if method == "HEAD" else method, pattern), "service")
+
+
 def router() -> RouteTable:
     return RouteTable(ROUTES)

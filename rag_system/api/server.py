@@ -18,11 +18,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from common.errors import ApiError, DomainError, error_body
-from common.http import Response, RouteTable, allowed_origin, check_bearer, request_id
+from common.http import Response, RouteTable, allowed_origin, request_id
 from common.net import bind_refusal
 from common.sse import SSEStream
+from rag_system.api.access import SERVICE
 from rag_system.api.app import Service
 from rag_system.api.messages import Request, Stream
+from rag_system.api.routes import access_of
 from rag_system.api.routes import router as default_router
 from rag_system.config import ConfigError
 
@@ -46,7 +48,7 @@ class ApiServer(ThreadingHTTPServer):
     request_queue_size = 64
 
     def __init__(self, address: tuple[str, int], service: Service, router: RouteTable | None = None) -> None:
-        check_bind(address[0], service.settings.api_token)
+        check_bind(address[0], service.gate.token)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, ApiHandler)
@@ -97,11 +99,12 @@ class ApiHandler(BaseHTTPRequestHandler):
                 return
             route, params = self.server.router.match(method, path)
             route_label = route.pattern
-            if not route.public:
-                check_bearer(self.headers, service.settings.api_token)
+            caller = SERVICE if route.public else service.gate.caller(self.headers)
+            if access_of(method, route.pattern) == "service":
+                caller.require_service(f"{method} {route.pattern}")
             body = self._read_body()
             request = Request(method, path, params, parse_qs(urlsplit(self.path).query), self.headers, body,
-                              self.request_id, service)
+                              self.request_id, service, caller)
             result = route.handler(request)
             if isinstance(result, Stream):
                 self._stream(result)

@@ -22,6 +22,7 @@ from rag_system.chunking.chunker import Chunk, metadata_json
 # connect, open_store, list_indexes and is_missing_file are also read from here by the rest of the product
 from rag_system.indexing.connection import (TABLE_PREFIX, compact, connect, is_missing_file,  # noqa: F401
                                             list_indexes, open_store, table_exists)
+from rag_system.indexing import scalar
 from rag_system.indexing.embedder import EmbedderIdentity
 from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,
                                          replace_rows)
@@ -314,7 +315,9 @@ class ChunkTable:
         """Whether every full-text index exists as configured and covers every row (nothing to refresh)."""
         wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding,
                   "language": language, "base_tokenizer": base_tokenizer}
-        if not fts_indexes_current(self.table, {"text": wanted}):
+        if not fts_indexes_current(self.table, {"text": wanted}) or scalar.missing(self.table, scalar.CHUNK_INDEXES):
+            return False
+        if self.windows is not None and scalar.missing(self.windows.table, scalar.WINDOW_INDEXES):
             return False
         return self.windows is None or self.windows.fts_current(wanted)
 
@@ -332,8 +335,10 @@ class ChunkTable:
         if current is None or any(details.get(k) != v for k, v in wanted.items()):
             log.info("building full-text index for %s (%s)", self.index, json.dumps(wanted))
             self.table.create_index("text", config=FTS(with_position=False, **wanted), replace=True)
+        scalar.ensure(self.table, scalar.CHUNK_INDEXES)
         compact(self.table, keep_versions_s)
         if self.windows is not None:
+            scalar.ensure(self.windows.table, scalar.WINDOW_INDEXES)
             self.windows.refresh_fts(wanted, keep_versions_s)
 
 

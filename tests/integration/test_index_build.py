@@ -183,3 +183,30 @@ def test_window_vectors_are_stored_and_a_layout_change_rebuilds(tmp_path: Path, 
     table = ChunkTable.open(connect(settings.resolved_lancedb_uri), "t9", embedder.identity)
     assert table.window_tokens() == 0 and table.vector_column == "vector"
     assert WINDOWS_COLUMN not in table.table.schema.names
+
+
+def test_lookups_by_chunk_and_document_use_scalar_indexes_and_old_indexes_gain_them(
+        tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    from rag_system.indexing.store import sql_in
+
+    write_corpus(tmp_path / "docs", 3)
+    build_index([tmp_path / "docs"], "s1", settings, embedder=embedder)
+    table = ChunkTable.open(connect(settings.resolved_lancedb_uri), "s1")
+    some = table.table.to_arrow().slice(0, 2).to_pylist()
+
+    def plan(t, where: str) -> str:  # type: ignore[no-untyped-def]
+        return t.search().where(where).select(["chunk_id"]).explain_plan(True)
+
+    assert "ScalarIndexQuery" in plan(table.table, sql_in("chunk_id", [r["chunk_id"] for r in some]))
+    assert "ScalarIndexQuery" in plan(table.table, sql_in("document_id", [some[0]["document_id"]]))
+    assert table.windows is not None
+    assert "ScalarIndexQuery" in plan(table.windows.table, sql_in("document_id", [some[0]["document_id"]]))
+    # An index built before scalar indexes existed gains them on its next build, with no file changed.
+    for index in table.table.list_indices():
+        if index.index_type in ("BTree", "Bitmap"):
+            table.table.drop_index(index.name)
+    assert "ScalarIndexQuery" not in plan(table.table, sql_in("chunk_id", [some[0]["chunk_id"]]))
+    again = build_index([tmp_path / "docs"], "s1", settings, embedder=embedder)
+    assert again.unchanged == 3
+    table = ChunkTable.open(connect(settings.resolved_lancedb_uri), "s1")
+    assert "ScalarIndexQuery" in plan(table.table, sql_in("chunk_id", [some[0]["chunk_id"]]))

@@ -211,3 +211,22 @@ def test_windowed_index_scores_a_chunk_by_its_best_window(tmp_path: Path, embedd
     assert top.vector_similarity == pytest.approx(float(np.max(sims)), abs=2e-3)  # best window, not the mean
     plain = engine.retrieve("w", query, engine.options(mode="fts_only", k=5, fts_exact=False))
     assert "fts_exact" not in plain.legs and plain.legs["fts"] and plain.candidates
+
+
+def test_exact_ranking_asks_content_words_and_a_stop_word_question_still_finds_its_line(
+        tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    from rag_system.config import load_settings
+    from rag_system.retrieval.first_stage import content_terms
+
+    assert content_terms("what is the ack_delay_exponent of a quic endpoint") == "ack_delay_exponent quic endpoint"
+    assert content_terms("to be or not to be") == "to be or not to be"  # nothing else left: all of it
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "hamlet.txt").write_text("The prince speaks.\n\nTo be, or not to be, that is the question.")
+    (folder / "other.txt").write_text("Glaciers carve valleys as they slowly advance down the mountain.")
+    settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data")}, dotenv_path=None)
+    build_index([folder], "h", settings, embedder=embedder)
+    engine = RetrievalEngine(settings, embedder)
+    result = engine.retrieve("h", "to be or not to be", engine.options(mode="fts_only", k=5))
+    assert result.legs["fts"] == []  # the stemmed analyzer drops every word of it
+    assert result.legs["fts_exact"] and result.candidates[0].document_name == "hamlet.txt"

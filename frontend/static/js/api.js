@@ -2,6 +2,10 @@
 
 export const config = { gatewayUrl: "http://127.0.0.1:8000", ragUrl: "http://127.0.0.1:8001", apiToken: "" };
 
+// Accounts (account.js fills this in): the login cookie goes with every gateway call, state changes carry
+// the CSRF token, and the RAG API gets a short-lived grant per stream instead of any shared token.
+export const session = { accounts: false, csrf: "", user: null, onSignedOut: () => {} };
+
 export async function loadConfig() {
   const resp = await fetch("/config.json", { cache: "no-store" });
   Object.assign(config, await resp.json());
@@ -17,10 +21,25 @@ export class ApiError extends Error {
   }
 }
 
-function authHeaders(extra = {}) {
+function authHeaders(extra = {}, method = "GET") {
   const headers = { ...extra };
-  if (config.apiToken) headers.Authorization = `Bearer ${config.apiToken}`;
+  if (session.accounts) {
+    if (method !== "GET" && method !== "HEAD" && session.csrf) headers["X-CSRF-Token"] = session.csrf;
+  } else if (config.apiToken) headers.Authorization = `Bearer ${config.apiToken}`;
   return headers;
+}
+
+const credentials = () => (session.accounts ? "include" : "same-origin");
+
+function signedOut(resp) {
+  if (resp.status === 401 && session.accounts) session.onSignedOut();
+}
+
+// A grant for the RAG API naming what this stream may read (POST /auth/rag-token); none without accounts.
+async function ragAuth(grant, extra) {
+  if (!session.accounts) return authHeaders(extra);
+  const { token } = await gateway("POST", "/auth/rag-token", grant);
+  return { ...extra, Authorization: `Bearer ${token}` };
 }
 
 async function errorFrom(resp, service) {
@@ -40,7 +59,7 @@ function unreachable(service, url, err) {
 }
 
 export async function gateway(method, path, body) {
-  const init = { method, headers: authHeaders() };
+  const init = { method, headers: authHeaders({}, method), credentials: credentials() };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -51,14 +70,14 @@ export async function gateway(method, path, body) {
   } catch (err) {
     throw unreachable("gateway", config.gatewayUrl, err);
   }
-  if (!resp.ok) throw await errorFrom(resp, "The gateway");
+  if (!resp.ok) { signedOut(resp); throw await errorFrom(resp, "The gateway"); }
   return resp.json();
 }
 
 export async function gatewayBlob(path, signal) {
   let resp;
   try {
-    resp = await fetch(config.gatewayUrl + path, { headers: authHeaders(), signal });
+    resp = await fetch(config.gatewayUrl + path, { headers: authHeaders(), signal, credentials: credentials() });
   } catch (err) {
     throw unreachable("gateway", config.gatewayUrl, err);
   }
@@ -75,7 +94,8 @@ export function uploadFile(indexId, file, onProgress) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", `${config.gatewayUrl}/indexes/${encodeURIComponent(indexId)}/upload`);
-    for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
+    xhr.withCredentials = session.accounts;
+    for (const [k, v] of Object.entries(authHeaders({}, "POST"))) xhr.setRequestHeader(k, v);
     xhr.upload.addEventListener("progress", (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); });
     xhr.addEventListener("load", () => {
       let body = null;
@@ -92,11 +112,12 @@ export function uploadFile(indexId, file, onProgress) {
 
 // POST /chat/stream on the RAG API; calls onEvent(type, data) for every SSE frame.
 export async function streamChat(body, onEvent, signal) {
+  const headers = await ragAuth({ session_id: body.session_id, indexes: body.indexes || [], purpose: "chat" },
+    { "Content-Type": "application/json", Accept: "text/event-stream" });
   let resp;
   try {
     resp = await fetch(`${config.ragUrl}/chat/stream`, {
-      method: "POST", signal, body: JSON.stringify(body),
-      headers: authHeaders({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+      method: "POST", signal, body: JSON.stringify(body), headers,
     });
   } catch (err) {
     throw unreachable("RAG API", config.ragUrl, err);
@@ -107,12 +128,11 @@ export async function streamChat(body, onEvent, signal) {
 
 // GET /index/jobs/<id>/events on the RAG API: the build's events from the start, then live, until the job ends.
 // fetch rather than EventSource, because EventSource cannot send the bearer token.
-export async function streamJobEvents(jobId, onEvent, signal) {
+export async function streamJobEvents(jobId, onEvent, signal, indexId) {
+  const headers = await ragAuth({ indexes: indexId ? [indexId] : [], purpose: "progress" }, { Accept: "text/event-stream" });
   let resp;
   try {
-    resp = await fetch(`${config.ragUrl}/index/jobs/${encodeURIComponent(jobId)}/events`, {
-      signal, headers: authHeaders({ Accept: "text/event-stream" }),
-    });
+    resp = await fetch(`${config.ragUrl}/index/jobs/${encodeURIComponent(jobId)}/events`, { signal, headers });
   } catch (err) {
     throw unreachable("RAG API", config.ragUrl, err);
   }

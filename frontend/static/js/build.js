@@ -169,7 +169,7 @@ export function followBuild(indexId, jobId, box, onFinished) {
   };
 
   box.dataset.transport = "sse";
-  streamJobEvents(jobId, onEvent, ctl.signal)
+  streamJobEvents(jobId, onEvent, ctl.signal, indexId)
     .catch((err) => { if (err?.name !== "AbortError") box.dataset.transport = "poll"; })
     .finally(() => { if (!ctl.signal.aborted) settle(); });
   return ctl;

@@ -1,6 +1,7 @@
 // The index manager: create, drag-and-drop upload with per-file progress, build with live progress, documents, delete.
 import { gateway, uploadFile } from "./api.js";
 import { countsText, followBuild, stopFollowing } from "./build.js";
+import { shareSection } from "./sharing.js";
 import { syncSection } from "./sync.js";
 import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
 
@@ -92,7 +93,7 @@ function detail(ix) {
       renderDocs(docs, fresh.documents, fresh);
     }),
     fileInput, drop, uploads, el("div", { class: "row" }, buildBtn), progress,
-    el("h3", { text: "Documents" }), docs);
+    el("h3", { text: "Documents" }), docs, shareSection(ix));
 
   const handleFiles = async (files) => {
     const jobs = [...files].map((file) => {
