@@ -13,6 +13,7 @@ cannot be read costs a warning, never the message.
 
 from __future__ import annotations
 
+import codecs
 import logging
 import mailbox
 import re
@@ -114,7 +115,9 @@ class _Message:
             from rag_system.ingestion.office import html_blocks
 
             try:
-                blocks, _ = html_blocks(text.encode("utf-8"), "body.html", self.path)
+                # The BOM says UTF-8 before any <meta charset> can: the text is decoded already, and a
+                # declared iso-8859-1 would otherwise turn "Grüße" into "GrÃ¼Ãe".
+                blocks, _ = html_blocks(codecs.BOM_UTF8 + text.encode("utf-8"), "body.html", self.path)
             except ConversionError as exc:  # an unreadable HTML body costs that body, not the mailbox
                 self.warnings.append(f"{self.where}: HTML body: {exc.reason}")
                 return

@@ -39,6 +39,18 @@ def test_html_only_body_keeps_its_structure(tmp_path: Path) -> None:
     assert any(b.block_type == "list" and "bring a torch" in b.text for b in doc.blocks)
 
 
+def test_html_body_declaring_another_charset_keeps_its_letters(tmp_path: Path) -> None:
+    """Mail clients declare the charset twice (MIME and <meta>); the body is decoded once, by the MIME one."""
+    message = _base("Grüße")
+    html = ('<html><head><meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"></head>'
+            "<body><p>Grüße aus Köln – das Café öffnet um acht.</p></body></html>")
+    message.set_content(html.encode("iso-8859-1", "replace").replace(b"?", "–".encode("cp1252")), maintype="text",
+                        subtype="html", cte="quoted-printable")
+    message.replace_header("Content-Type", 'text/html; charset="windows-1252"')
+    doc = convert(_write(tmp_path / "latin.eml", message), SETTINGS)
+    assert "Grüße aus Köln – das Café öffnet um acht." in [b.text for b in doc.blocks]
+
+
 def test_pdf_attachment_is_read_as_a_pdf_and_images_are_skipped(tmp_path: Path) -> None:
     message = _base("Field guide attached")
     message.set_content("The field guide is attached.\n")
