@@ -76,6 +76,10 @@ def test_rtf_pages_split_at_page_breaks_with_accents_decoded(tmp_path: Path) -> 
     assert _at(doc, "Vinterøy").text == fx.RTF_PAGE_ONE and _at(doc, "Vinterøy").page == 1
     assert _at(doc, "café").text == fx.RTF_PAGE_TWO and _at(doc, "café").page == 2
     assert _at(doc, "café").heading_path == ("2. Tickets",)
+    table = _at(doc, "Adult")
+    assert table.block_type == "table" and table.page == 2
+    assert table.text == "| Ticket | Price |\n|---|---|\n| Adult | 9,50 € |\n| Child | 4,75 € |"
+    assert _at(doc, "Have a good trip.").block_type == "paragraph"
 
 
 def test_eml_headers_body_and_attachment(tmp_path: Path) -> None:
