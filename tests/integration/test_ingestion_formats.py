@@ -269,3 +269,10 @@ def test_tsv_rows_keep_their_header(tmp_path: Path, name: str) -> None:
     assert doc.file_type == "tsv" and table.table.header == ("station", "city", "depth, m")
     assert table.table.rows == (("North Quay", "Bergen; Norway", "12,5"), ("South Pier", "Ålesund", "8"))
     assert table.table.row_numbers == (2, 3)
+
+
+def test_rtf_saved_under_doc_is_indexed_as_rtf(tmp_path: Path) -> None:
+    path = tmp_path / "ferry.doc"
+    path.write_bytes(fx.make_rtf(tmp_path / "ferry.rtf").read_bytes())
+    doc = convert(path, SETTINGS)
+    assert doc.file_type == "rtf" and doc.page_count == 2 and _at(doc, "Vinterøy").text == fx.RTF_PAGE_ONE
