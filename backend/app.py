@@ -31,6 +31,8 @@ class App:
         config.uploads_dir.mkdir(parents=True, exist_ok=True)
         store = Store(config.database)
         auth = Auth(config, store)
+        if auth.enabled():
+            auth.secret()  # made now, so the RAG API and the web app see that accounts are on
         return cls(config=config, store=store, rag=_rag(config, auth.service_token()), metrics=Metrics(),
                    pages=PageRenderer(config.page_cache_dir), auth=auth)
 
@@ -39,8 +41,10 @@ class App:
         self.store.close()
 
 
-def _rag(config: GatewayConfig, token: str) -> RagClient | RagReplicas:
-    """One RAG API (the usual case, unchanged) or query replicas plus a writer."""
+def _rag(config: GatewayConfig, token: str | None = None) -> RagClient | RagReplicas:
+    """One RAG API (the usual case, unchanged) or query replicas plus a writer; `token` defaults to
+    DOCENT_API_TOKEN (with accounts on and no token set, App.build passes the derived service token)."""
+    token = config.api_token if token is None else token
     timeout, index_timeout = config.rag_api_timeout_s, config.rag_api_index_timeout_s
     if len(config.rag_api_urls) == 1 and config.rag_writer_url == config.rag_api_url:
         return RagClient(config.rag_api_url, token=token, timeout_s=timeout, index_timeout_s=index_timeout)

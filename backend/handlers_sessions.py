@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from backend.access import can_read_index
 from backend.app import App
 from backend.history import DEFAULT_MESSAGES, MAX_MESSAGES, conversation
 from backend.builds import refresh_if_building
@@ -133,8 +134,11 @@ def index_documents(app: App, req: Request) -> Response:
 
 def session_indexes(app: App, req: Request) -> Response:
     session = _session(app, req.params["session_id"])
+    # a linked index whose share was revoked is no longer shown (asking with it is refused: handlers_chat.py)
+    ids = [iid for iid in app.store.session_index_ids(session["id"])
+           if req.principal.unrestricted or can_read_index(app.store, req.principal, iid)]
     found = [present_index(refresh_if_building(app, i, req.request_id))
-             for i in (app.store.get_index(iid) for iid in app.store.session_index_ids(session["id"])) if i]
+             for i in (app.store.get_index(iid) for iid in ids) if i]
     return Response.json({"indexes": found, "total": len(found)})
 
 

@@ -23,6 +23,7 @@ from backend import routes
 from backend.access import authorize
 from backend.app import App
 from backend.handlers_openai import openai_error
+from backend.store import StoreUnavailableError
 from backend.web import BodyStream, Request
 from common.errors import ApiError, DomainError
 from common.http import Response, allowed_origin, request_id
@@ -110,8 +111,8 @@ class GatewayHandler(BaseHTTPRequestHandler):
                           principal=principal, client=client)
             resp = route.handler(app, req)
             if rule.audit and resp.status < 400:
-                app.store.audit(principal.label, rule.audit, params.get(rule.target, ""), client,
-                                {"route": route.pattern, **req.audit})
+                _audit(app, principal.label, rule.audit, params.get(rule.target, ""), client,
+                       {"route": route.pattern, **req.audit})
         except DomainError as err:
             resp = openai_error(err) if path.startswith("/v1/") else Response.error(err)
             if err.code.startswith("rag_api"):
@@ -201,6 +202,15 @@ class GatewayHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         """The stdlib's per-request stderr line is replaced by the JSON access log."""
         log.debug(format, *args)
+
+
+def _audit(app: App, actor: str, action: str, target: str, client: str, detail: dict[str, Any]) -> None:
+    """The audit row of a change that has already happened: a store too busy to take it is logged, and
+    the answer stays the success it is (failing it would invite a retry of the change itself)."""
+    try:
+        app.store.audit(actor, action, target, client, detail)
+    except StoreUnavailableError as exc:
+        log.error("audit row %s %s not written: %s", action, target, exc)
 
 
 def _drained(body: BodyStream) -> bool:

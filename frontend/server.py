@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 #: Every environment variable this module reads (checked against the docs by a unit test).
 ENV_VARS = ("FRONTEND_HOST", "FRONTEND_PORT", "DOCENT_GATEWAY_PUBLIC_URL", "DOCENT_RAG_PUBLIC_URL",
-            "DOCENT_FRONTEND_API_TOKEN")
+            "DOCENT_FRONTEND_API_TOKEN", "DOCENT_AUTH", "DOCENT_AUTH_SECRET", "DOCENT_DATA_DIR")
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -48,6 +48,13 @@ class FrontendConfig:
     api_token: str = ""
     # Scale-out: every query replica the browser may stream from (Documentation/scale-out.md).
     rag_urls: tuple[str, ...] = ()
+    #: With accounts on the service token never goes to a browser (Documentation/security.md).
+    accounts: bool = False
+    #: The grant secret file: its appearing (the first user created) means accounts are on.
+    secret_file: Path | None = None
+
+    def accounts_on(self) -> bool:
+        return self.accounts or (self.secret_file is not None and self.secret_file.is_file())
 
     def public(self) -> dict[str, str]:
         """What the browser gets at /config.json (the token only when explicitly configured).
@@ -55,7 +62,7 @@ class FrontendConfig:
         With several replicas each page load gets one at random, so browsers spread over them."""
         rag = random.choice(self.rag_urls) if self.rag_urls else self.rag_url
         out = {"gatewayUrl": self.gateway_url, "ragUrl": rag}
-        if self.api_token:
+        if self.api_token and not self.accounts_on():
             out["apiToken"] = self.api_token
         return out
 
@@ -85,7 +92,10 @@ def load_config(host: str | None = None, port: int | None = None, env: dict[str,
     return FrontendConfig(host=host, port=port,
                           gateway_url=_url(env, "DOCENT_GATEWAY_PUBLIC_URL", "http://127.0.0.1:8000"),
                           rag_url=rag_urls[0], rag_urls=rag_urls,
-                          api_token=(env.get("DOCENT_FRONTEND_API_TOKEN") or "").strip())
+                          api_token=(env.get("DOCENT_FRONTEND_API_TOKEN") or "").strip(),
+                          accounts=(env.get("DOCENT_AUTH") or "").strip().lower() == "accounts"
+                          or bool(env.get("DOCENT_AUTH_SECRET")),
+                          secret_file=Path(env.get("DOCENT_DATA_DIR") or "data") / "auth.secret")
 
 
 def _origin(url: str) -> str:

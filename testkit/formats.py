@@ -31,6 +31,7 @@ ODS_HEADER = ("Region", "Quarter", "Revenue")
 ODS_ROWS = (("North", "Q1", 1200.0), ("South", "Q1", 950.5), ("North", "Q2", 1410.0), ("West", "Q3", 777.0))
 RTF_PAGE_ONE = "The ferry to Vinterøy leaves from pier four at seven o'clock."
 RTF_PAGE_TWO = "Tickets for the ferry are sold in the café next to the pier."
+RTF_TABLE = (("Ticket", "Price"), ("Adult", "9,50 €"), ("Child", "4,75 €"))
 MAIL_MESSAGES = (
     ("Ines Alvarez <ines@example.org>", "Budget for the Lisbon workshop",
      "The venue in Lisbon costs 4,300 euros for two days, catering included."),
@@ -215,7 +216,9 @@ def make_rtf(path: Path) -> Path:
 
     body = (r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\fswiss Arial;}}{\colortbl;\red0\green0\blue0;}"
             r"{\info{\title Ferry}}\f0\fs24 {\b 1. Timetable}\par " + escape(RTF_PAGE_ONE) + r"\par\page "
-            r"{\b 2. Tickets}\par " + escape(RTF_PAGE_TWO) + r"\par }")
+            r"{\b 2. Tickets}\par " + escape(RTF_PAGE_TWO) + r"\par "
+            + "".join(r"\trowd\cellx3000\cellx6000\pard\intbl " + r"\cell ".join(map(escape, row)) + r"\cell\row "
+                      for row in RTF_TABLE) + r"\pard Have a good trip.\par }")
     path.write_bytes(body.encode("ascii"))
     return path
 

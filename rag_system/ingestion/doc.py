@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 
 from rag_system.config import Settings
-from rag_system.ingestion.structure import BlockBuilder, render_table
-from rag_system.ingestion.text import form_feed_pages, heading_level
+from rag_system.ingestion.structure import BlockBuilder
+from rag_system.ingestion.text import add_lines, form_feed_pages
 from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
 PROGRAM = "antiword"
@@ -37,23 +37,18 @@ def convert_doc(path: Path, settings: Settings) -> ConvertedDocument:
     pages = form_feed_pages(_run(path), path, settings)
     builder = BlockBuilder()
     for number, page in enumerate(pages, start=1):
-        rows: list[list[str]] = []
-        for line in [*page.split("\n"), ""]:
-            stripped = line.strip()
-            if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
-                rows.append([cell.strip() for cell in stripped[1:-1].split("|")])
-                continue
-            if rows:
-                builder.add(render_table(rows), number, "table")
-                rows = []
-            level = heading_level(stripped) if stripped else None
-            if level is None:
-                builder.add(stripped, number)
-            else:
-                builder.heading(stripped, number, level)
+        add_lines(builder, number, page.split("\n"), _cells)
     warnings = () if builder.blocks else ("no text found",)
     return ConvertedDocument(path=path, name=display_name(path), file_type="doc", page_count=max(len(pages), 1),
                              blocks=tuple(builder.blocks), warnings=warnings)
+
+
+def _cells(line: str) -> list[str] | None:
+    """antiword prints a table row as `|cell   |cell   |`: its cells, or None for a paragraph."""
+    stripped = line.strip()
+    if len(stripped) > 1 and stripped.startswith("|") and stripped.endswith("|"):
+        return [cell.strip() for cell in stripped[1:-1].split("|")]
+    return None
 
 
 def _run(path: Path) -> str:

@@ -13,6 +13,7 @@ cannot be read costs a warning, never the message.
 
 from __future__ import annotations
 
+import codecs
 import logging
 import mailbox
 import re
@@ -114,7 +115,9 @@ class _Message:
             from rag_system.ingestion.office import html_blocks
 
             try:
-                blocks, _ = html_blocks(text.encode("utf-8"), "body.html", self.path)
+                # The BOM says UTF-8 before any <meta charset> can: the text is decoded already, and a
+                # declared iso-8859-1 would otherwise turn "Grüße" into "GrÃ¼Ãe".
+                blocks, _ = html_blocks(codecs.BOM_UTF8 + text.encode("utf-8"), "body.html", self.path)
             except ConversionError as exc:  # an unreadable HTML body costs that body, not the mailbox
                 self.warnings.append(f"{self.where}: HTML body: {exc.reason}")
                 return
@@ -137,7 +140,8 @@ class _Message:
             return
         data = part.get_payload(decode=True)
         if not isinstance(data, bytes) or not data:
-            self.warnings.append(f"{label}: empty")
+            if part.get_filename():  # a named file that arrived empty; nameless empty parts are MIME noise
+                self.warnings.append(f"{label}: empty")
             return
         from rag_system.ingestion.dispatch import convert
 

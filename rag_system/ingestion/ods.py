@@ -25,6 +25,10 @@ from rag_system.ingestion.types import ConversionError, ConvertedDocument
 
 #: A filled row or cell repeated more often than this is cut here (a sheet of copies says nothing more).
 MAX_REPEAT = 1000
+#: Filled cells one sheet may expand to; repeats multiply, so a small file could otherwise ask for billions.
+MAX_CELLS = 5_000_000
+#: LibreOffice's widest sheet; cells beyond it are not read.
+MAX_COLUMNS = 16384
 _CELL = f"{{{TABLE}}}table-cell"
 _COVERED = f"{{{TABLE}}}covered-table-cell"
 _ROW = f"{{{TABLE}}}table-row"
@@ -48,19 +52,23 @@ def _grid(sheet: Any, path: Path) -> Grid:
     rows: Grid = []
     merges: list[tuple[int, int, int, int]] = []  # (first row, first column, rows, columns); rows by number
     number = 0
+    cell_count = 0
     for row in sheet.iter(_ROW):
         repeat = _repeat(row.get(f"{{{TABLE}}}number-rows-repeated"))
         cells, spans, covered = _cells(row)
         if not any(cells) and not covered:
             number += repeat
             continue
-        for _ in range(min(repeat, MAX_REPEAT)):
+        copies = min(repeat, MAX_REPEAT)
+        cell_count += copies * max(len(cells), 1)
+        if cell_count > MAX_CELLS:
+            raise ConversionError(path, f"ODS sheet '{sheet.get(f'{{{TABLE}}}name') or '?'}' expands to more than "
+                                        f"{MAX_CELLS:,} filled cells; refusing to read it")
+        for _ in range(copies):
             number += 1
             rows.append((number, list(cells)))
             merges.extend((number, column, down, across) for column, down, across in spans)
-        number += max(repeat - MAX_REPEAT, 0)
-        if len(rows) > 1_000_000:
-            raise ConversionError(path, "ODS sheet has more than a million filled rows")
+        number += repeat - copies
     index = {n: i for i, (n, _) in enumerate(rows)}
     ranges = [(index[r], c, index[r] + down - 1, c + across - 1) for r, c, down, across in merges if r in index]
     grid_cells = [cells for _, cells in rows]
@@ -90,6 +98,9 @@ def _cells(row: Any) -> tuple[list[str], list[tuple[int, int, int]], bool]:
         if down > 1 or across > 1:
             spans.append((len(cells), down, across))
         cells.extend([value] * min(repeat, MAX_REPEAT))
+        if len(cells) >= MAX_COLUMNS:
+            del cells[MAX_COLUMNS:]
+            break
     return cells, spans, covered
 
 

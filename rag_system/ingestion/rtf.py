@@ -4,7 +4,8 @@ RTF is text with control words; `striprtf` (pure Python, no office suite)
 drops the control words, font and colour tables and pictures, and decodes
 `\\'xx` and `\\u` escapes by the file's code page. It turns `\\page` into a
 blank line, so page breaks are marked first (as a form feed) and every page
-after a hard break is its own page, the way a word processor prints it.
+after a hard break is its own page, the way a word processor prints it;
+cell ends are marked the same way, so a table's rows come out as a table.
 A file whose groups never close was cut off: it fails instead of indexing
 half a document silently.
 """
@@ -16,10 +17,13 @@ from pathlib import Path
 
 from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder
-from rag_system.ingestion.text import form_feed_pages, heading_level
+from rag_system.ingestion.text import add_lines, form_feed_pages
 from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
 _PAGE = re.compile(rb"\\page(?![a-zA-Z])(?:-?\d+)? ?")
+_CELL = re.compile(rb"\\(?:nest)?cell(?![a-zA-Z])(?:-?\d+)? ?")
+#: What a cell end becomes in striprtf's output (a private-use character no document contains).
+CELL_MARK = "\ue000"
 _ESCAPED = re.compile(rb"\\[\\{}]")
 #: The code page striprtf falls back to when a file names none (`\ansicpg`), as Word does.
 DEFAULT_CODEPAGE = "cp1252"
@@ -31,7 +35,7 @@ def convert_rtf(path: Path, settings: Settings) -> ConvertedDocument:
 
     data = path.read_bytes()
     _check_groups(path, data)
-    marked = _PAGE.sub(rb"\\par\\u12?", data)
+    marked = _CELL.sub(rb"\\u57344?", _PAGE.sub(rb"\\par\\u12?", data))
     try:
         # Latin-1 maps every byte to itself: RTF is 7-bit, and striprtf decodes the escapes.
         text = rtf_to_text(marked.decode("latin-1"), encoding=DEFAULT_CODEPAGE, errors="replace")
@@ -40,15 +44,17 @@ def convert_rtf(path: Path, settings: Settings) -> ConvertedDocument:
     pages = form_feed_pages(text, path, settings)
     builder = BlockBuilder()
     for number, page in enumerate(pages, start=1):
-        for paragraph in page.split("\n"):
-            level = heading_level(paragraph)
-            if level is None:
-                builder.add(paragraph, number)
-            else:
-                builder.heading(paragraph.strip(), number, level)
+        add_lines(builder, number, page.split("\n"), _cells)
     warnings = () if builder.blocks else ("no text found",)
     return ConvertedDocument(path=path, name=display_name(path), file_type="rtf", page_count=max(len(pages), 1),
                              blocks=tuple(builder.blocks), warnings=warnings)
+
+
+def _cells(line: str) -> list[str] | None:
+    """A table row's cells (each ended by `CELL_MARK`), or None for a paragraph."""
+    if CELL_MARK not in line:
+        return None
+    return [cell.strip() for cell in line.split(CELL_MARK)[:-1]] or [line.replace(CELL_MARK, "").strip()]
 
 
 def _check_groups(path: Path, data: bytes) -> None:

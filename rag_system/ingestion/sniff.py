@@ -119,6 +119,8 @@ def detect_file_type(path: Path, settings: Settings) -> str:
             raise ConversionError(path, f"not a valid PDF ({_describe_start(head)})")
     elif file_type in _OOXML_MAIN_PARTS:
         _check_ooxml(path, file_type, head, settings)
+    elif file_type == "doc" and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf"):
+        return "rtf"  # Word saves RTF under .doc ("Rich Text" in old Office); it is read as what it is
     elif file_type in _OLE2_TYPES:
         _check_ole2(path, file_type, head)
     elif file_type in ZIP_MIMETYPES:

@@ -12,11 +12,12 @@ import codecs
 import logging
 import re
 import textwrap
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from rag_system.config import Settings
 from rag_system.ingestion.sniff import binary_reason
-from rag_system.ingestion.structure import BlockBuilder, boilerplate_key, repeated_edge_lines
+from rag_system.ingestion.structure import BlockBuilder, boilerplate_key, render_table, repeated_edge_lines
 from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
 
 logger = logging.getLogger(__name__)
@@ -79,6 +80,30 @@ def form_feed_pages(text: str, path: Path, settings: Settings) -> list[str]:
         raise ConversionError(path, f"too many pages ({len(pages)}; the limit is {settings.max_pages}, "
                                     "set by DOCENT_MAX_PAGES)")
     return pages
+
+
+def add_lines(builder: BlockBuilder, page: int, lines: Iterable[str],
+              cells_of: Callable[[str], list[str] | None]) -> None:
+    """One paragraph per line (a numbered title as a heading); runs of table rows as one table block.
+
+    For converters whose tool prints a paragraph per line (antiword, striprtf);
+    `cells_of` says whether a line is a table row and gives its cells.
+    """
+    rows: list[list[str]] = []
+    for line in [*lines, ""]:
+        cells = cells_of(line)
+        if cells is not None:
+            rows.append(cells)
+            continue
+        if rows:
+            builder.add(render_table(rows), page, "table")
+            rows = []
+        stripped = line.strip()
+        level = heading_level(stripped) if stripped else None
+        if level is None:
+            builder.add(stripped, page)
+        else:
+            builder.heading(stripped, page, level)
 
 
 def split_paragraphs(page_text: str) -> list[str]:

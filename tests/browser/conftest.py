@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +71,19 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins,
                         DOCENT_SSE_HEARTBEAT_S="5", **MODEL_ENV)
     web = FrontendProcess(data, web_port, gateway.url, rag.url)
+    with running(Stack(data, gateway, rag, web)) as up:
+        yield up
+
+
+@contextmanager
+def running(stack: Stack) -> Iterator[Stack]:
+    """The stack's three services started (the RAG API last: it loads models), and stopped afterwards."""
     started: list[_Process] = []
     try:
-        for proc, wait in ((gateway, 30), (web, 30), (rag, 240)):
+        for proc, wait in ((stack.gateway, 30), (stack.web, 30), (stack.rag, 240)):
             proc.start(wait_s=wait)
             started.append(proc)
-        yield Stack(data, gateway, rag, web)
+        yield stack
     finally:
         for proc in reversed(started):
             proc.stop()

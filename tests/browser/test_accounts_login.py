@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from testkit.accounts import LoginClient, create_user
-from testkit.processes import GatewayProcess, RagApiProcess, _Process, free_port
+from testkit.client import Client
+from testkit.processes import GatewayProcess, RagApiProcess, free_port
 from testkit.stack import wait_build
-from tests.browser.conftest import PHONE, FrontendProcess, Stack, _require_browser
+from tests.browser.conftest import PHONE, FrontendProcess, Stack, _require_browser, running
 from tests.browser.helpers import shot
 
 PASSWORDS = {"ann": "ann-password-1", "bob": "bob-password-22"}
@@ -33,20 +34,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", DOCENT_CORS_ORIGINS=origins)
     rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins)
     web = FrontendProcess(data, web_port, gateway.url, rag.url)
-    started: list[_Process] = []
-    try:
-        for proc, wait in ((gateway, 30), (web, 30), (rag, 240)):
-            proc.start(wait_s=wait)
-            started.append(proc)
+    with running(Stack(data, gateway, rag, web)) as up:
         ann = LoginClient(gateway.url)
         assert ann.login("ann", PASSWORDS["ann"]).status == 200
         iid = ann.post("/indexes", {"name": "Ann archive"}).json["index_id"]
         assert ann.upload(f"/indexes/{iid}/upload", [("archive.md", f"# Archive\n\n{SECRET}\n".encode())]).status == 200
         assert wait_build(ann, iid)["state"] == "done"
-        yield Stack(data, gateway, rag, web)
-    finally:
-        for proc in reversed(started):
-            proc.stop()
+        yield up
 
 
 def _sign_in_with_the_keyboard(page: Any, name: str) -> None:
@@ -145,3 +139,30 @@ def test_sharing_from_the_index_manager_and_revoking_it(browser: Any, stack: Sta
     finally:
         owner.close()
         other.close()
+
+
+def test_the_account_page_tokens_users_and_audit(page: Any, stack: Stack) -> None:
+    page.goto(stack.url)
+    _sign_in_with_the_keyboard(page, "ann")
+    page.click("#nav-account")
+    page.wait_for_selector("#user-rows tr[data-user=bob]")
+    page.fill("#token-name", "backup script")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#token-once code")
+    token = page.inner_text("#token-once code")
+    assert token.startswith("dpt_")
+    assert Client(stack.gateway.url, token).get("/auth/me").json["user"]["username"] == "ann"
+    page.wait_for_selector("#token-list li:has-text('backup script')")
+    page.fill("#new-user-name", "cleo")
+    page.select_option("#new-user-role", "editor")
+    page.fill("#new-user-password", "cleo-password-1")
+    page.click("#user-form button[type=submit]")
+    page.wait_for_selector("#user-rows tr[data-user=cleo]")
+    assert page.locator("#audit-rows tr").count() >= 5
+    assert "login" in page.inner_text("#audit-rows")
+    shot(page, "accounts-admin-desktop")
+    page.set_viewport_size(PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    page.click("#token-list li:has-text('backup script') button")
+    page.wait_for_selector("#token-list li:has-text('backup script')", state="detached")
+    assert Client(stack.gateway.url, token).get("/auth/me").status == 401

@@ -183,6 +183,7 @@ def test_a_read_share_lets_b_ask_but_not_change_and_revoking_is_immediate(two: T
     assert complete and "seven four nine" in complete[-1]["answer"].lower()
     assert two.bob.get(f"/documents/{doc}/pages/1.png").status == 200
     assert two.bob.post(f"/sessions/{mine}/indexes/{iid}").status == 200
+    assert [i["id"] for i in two.bob.get(f"/sessions/{mine}/indexes").json["indexes"]] == [iid]
     assert two.bob.post(f"/sessions/{mine}/messages", {"message": QUESTION}).status == 200
     for method, path in (("POST", f"/indexes/{iid}/upload"), ("POST", f"/indexes/{iid}/build"),
                          ("DELETE", f"/indexes/{iid}"), ("POST", f"/indexes/{iid}/shares")):
@@ -193,6 +194,7 @@ def test_a_read_share_lets_b_ask_but_not_change_and_revoking_is_immediate(two: T
     # revoke: B's very next request is refused, through either service
     assert two.ann.delete(f"/indexes/{iid}/shares/bob").json["removed"] is True
     assert two.bob.get(f"/indexes/{iid}").json["code"] == "index_forbidden"
+    assert two.bob.get(f"/sessions/{mine}/indexes").json["indexes"] == []  # linked, but no longer shown
     assert two.bob.get(f"/documents/{doc}/pages/1.png").status == 403
     assert two.bob.post("/auth/rag-token", {"session_id": mine, "indexes": [iid]}).status == 403
     assert two.bob.post(f"/sessions/{mine}/messages", {"message": QUESTION}).json["code"] == "index_forbidden"

@@ -76,6 +76,10 @@ def test_rtf_pages_split_at_page_breaks_with_accents_decoded(tmp_path: Path) -> 
     assert _at(doc, "Vinterøy").text == fx.RTF_PAGE_ONE and _at(doc, "Vinterøy").page == 1
     assert _at(doc, "café").text == fx.RTF_PAGE_TWO and _at(doc, "café").page == 2
     assert _at(doc, "café").heading_path == ("2. Tickets",)
+    table = _at(doc, "Adult")
+    assert table.block_type == "table" and table.page == 2
+    assert table.text == "| Ticket | Price |\n|---|---|\n| Adult | 9,50 € |\n| Child | 4,75 € |"
+    assert _at(doc, "Have a good trip.").block_type == "paragraph"
 
 
 def test_eml_headers_body_and_attachment(tmp_path: Path) -> None:
@@ -232,3 +236,43 @@ def test_answer_cites_the_message(formats_index) -> None:  # type: ignore[no-unt
     cited = [sources[c["n"]] for c in payload["citations"]]
     assert any(s["document_name"] == "team.mbox" and s["page_start"] == 1 and "4,300 euros" in s["text"]
                for s in cited), cited
+
+
+def test_ods_repeat_bomb_is_refused(tmp_path: Path) -> None:
+    """Repeats multiply: a few KB of XML may ask for billions of filled cells; reading stops at a limit."""
+    from odf.opendocument import OpenDocumentSpreadsheet
+    from odf.table import Table, TableCell, TableRow
+
+    doc = OpenDocumentSpreadsheet()
+    sheet = Table(name="Bomb")
+    for _ in range(8):
+        row = TableRow(numberrowsrepeated=1_000_000)
+        row.addElement(TableCell(numbercolumnsrepeated=16000, valuetype="float", value=1))
+        sheet.addElement(row)
+    doc.spreadsheet.addElement(sheet)
+    path = tmp_path / "bomb.ods"
+    doc.save(str(path))
+    assert path.stat().st_size < 20_000
+    with pytest.raises(ConversionError) as info:
+        convert(path, SETTINGS)
+    assert info.value.reason == "ODS sheet 'Bomb' expands to more than 5,000,000 filled cells; refusing to read it"
+
+
+@pytest.mark.parametrize("name", ["stations.tsv", "stations.tab"])
+def test_tsv_rows_keep_their_header(tmp_path: Path, name: str) -> None:
+    """Tabs split the cells even where a cell holds commas or semicolons (a CSV sniffer would guess wrong)."""
+    path = tmp_path / name
+    path.write_text("station\tcity\tdepth, m\nNorth Quay\tBergen; Norway\t12,5\nSouth Pier\tÅlesund\t8\n",
+                    encoding="utf-8")
+    doc = convert(path, SETTINGS)
+    (table,) = [b for b in doc.blocks if b.table is not None]
+    assert doc.file_type == "tsv" and table.table.header == ("station", "city", "depth, m")
+    assert table.table.rows == (("North Quay", "Bergen; Norway", "12,5"), ("South Pier", "Ålesund", "8"))
+    assert table.table.row_numbers == (2, 3)
+
+
+def test_rtf_saved_under_doc_is_indexed_as_rtf(tmp_path: Path) -> None:
+    path = tmp_path / "ferry.doc"
+    path.write_bytes(fx.make_rtf(tmp_path / "ferry.rtf").read_bytes())
+    doc = convert(path, SETTINGS)
+    assert doc.file_type == "rtf" and doc.page_count == 2 and _at(doc, "Vinterøy").text == fx.RTF_PAGE_ONE

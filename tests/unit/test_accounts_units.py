@@ -133,3 +133,14 @@ def test_the_first_admin_adopts_what_was_made_before_accounts(tmp_path: Path) ->
     store.put_share(iid, "*", "read")
     assert store.index_access_map(later["id"]) == {iid: "read"}
     store.close()
+
+
+def test_the_web_app_never_hands_the_service_token_out_with_accounts(tmp_path: Path) -> None:
+    from frontend.server import load_config
+
+    env = {"DOCENT_FRONTEND_API_TOKEN": "svc-token", "DOCENT_DATA_DIR": str(tmp_path)}
+    config = load_config(env=env)
+    assert config.public()["apiToken"] == "svc-token"  # single-user mode, as before
+    grants.load_secret("", tmp_path, create=True)  # the first user was created
+    assert "apiToken" not in config.public()
+    assert "apiToken" not in load_config(env={**env, "DOCENT_AUTH": "accounts", "DOCENT_DATA_DIR": "/nonexistent"}).public()

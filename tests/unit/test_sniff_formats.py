@@ -143,3 +143,9 @@ def test_legacy_office_file_of_the_wrong_kind(tmp_path: Path) -> None:
     workbook = tmp_path / "macro.xls"
     workbook.write_bytes(path.read_bytes())
     assert detect_file_type(workbook, SETTINGS) == "xls"
+
+
+def test_rtf_saved_as_doc_is_read_as_rtf(tmp_path: Path) -> None:
+    path = tmp_path / "letter.doc"
+    path.write_bytes(b"{\\rtf1\\ansi Dear team,\\par see you soon.\\par }")
+    assert detect_file_type(path, SETTINGS) == "rtf"

@@ -43,6 +43,7 @@ function signedIn(user, csrf) {
   box.replaceChildren(el("span", { class: "who", id: "account-name", title: `Signed in as ${user.username} (${user.role})`, text: user.username }),
     el("span", { class: "small muted role", text: user.role }), out);
   box.hidden = false;
+  document.getElementById("nav-account").hidden = false;
 }
 
 function loginPage() {

@@ -1,5 +1,6 @@
 // Boot: config, theme, routes (#/chat/<id>, #/indexes, #/settings), responsive sidebar.
 import { initAccount } from "./account.js";
+import { renderAccount } from "./admin.js";
 import { gateway, loadConfig } from "./api.js";
 import { initChat, openSession, renderPicker } from "./chat.js";
 import { renderIndexes } from "./indexes.js";
@@ -9,8 +10,8 @@ import { el } from "./util.js";
 import { initViewer } from "./viewer.js";
 import { closeSidePanel, initSidePanel } from "./inspector.js";
 
-const views = { chat: "view-chat", indexes: "view-indexes", settings: "view-settings" };
-const titles = { chat: "Chat", indexes: "Indexes", settings: "Settings" };
+const views = { chat: "view-chat", indexes: "view-indexes", settings: "view-settings", account: "view-account" };
+const titles = { chat: "Chat", indexes: "Indexes", settings: "Settings", account: "Account" };
 let models = { backends: [] };
 let modelsReady = Promise.resolve();
 
@@ -26,6 +27,7 @@ function show(name) {
 async function route() {
   const [, name = "chat", id = ""] = location.hash.split("/");
   if (name === "indexes") { show("indexes"); await renderIndexes(document.getElementById("view-indexes")); return; }
+  if (name === "account") { show("account"); await renderAccount(document.getElementById("view-account")); return; }
   if (name === "settings") { show("settings"); await modelsReady; renderSettings(document.getElementById("view-settings"), models); return; }
   show("chat");
   renderPicker();
