@@ -71,7 +71,7 @@ def test_sync_once_then_watch(tmp_path: Path) -> None:
             changed += run["files_changed"]
         assert changed == 2
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(60) == 0
+        assert proc.wait(180) == 0  # liveness only: on a loaded machine the exit (embedder threads, LanceDB) can be slow
         assert "watching" in proc.stderr.read()  # type: ignore[union-attr]
     finally:
         if proc.poll() is None:
