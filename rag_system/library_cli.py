@@ -86,6 +86,7 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
     reason = "cli"
     try:
         if args.watch:
+            _stop_on_sigterm()
             watcher.start()
             for folder in folders:
                 watcher.bind(args.index, folder)
@@ -107,6 +108,18 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
     finally:
         if args.watch:
             watcher.stop()
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops a watching CLI the way Ctrl-C does: a service manager or `docker stop` sends it,
+    and a watcher started in the background (`nohup ... &`) inherits SIGINT ignored, so Ctrl-C alone
+    would leave it no clean way to stop."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _report(args: argparse.Namespace, run: Any, folders: list[Path]) -> None:

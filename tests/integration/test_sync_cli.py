@@ -56,7 +56,10 @@ def test_sync_once_then_watch(tmp_path: Path) -> None:
     assert bad_name.returncode == 2 and "error:" in bad_name.stderr, bad_name.stderr
 
     proc = subprocess.Popen([sys.executable, "-m", "rag_system", "sync", str(folder), "--index", "notes", "--watch",
-                             "--json"], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--json"], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a test run in the background (`cmd &`) inherits SIGINT ignored, and Python then keeps
+                            # ignoring it: the child gets the default, as under a terminal
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)  # type: ignore[union-attr]
     reader.start()
@@ -71,8 +74,32 @@ def test_sync_once_then_watch(tmp_path: Path) -> None:
             changed += run["files_changed"]
         assert changed == 2
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(180) == 0  # liveness only: on a loaded machine the exit (embedder threads, LanceDB) can be slow
+        assert proc.wait(60) == 0
         assert "watching" in proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_sigterm_stops_a_watcher_that_ignores_ctrl_c(tmp_path: Path) -> None:
+    """Started in the background (`nohup ... &`), a watcher inherits SIGINT ignored; SIGTERM still stops it."""
+    env = base_env(tmp_path / "data", **SYNC_ENV)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "tides.md").write_text("# Tides\n\nThe harbour tide peaks in March at 6.4 metres.\n")
+    time.sleep(0.3)
+    proc = subprocess.Popen([sys.executable, "-m", "rag_system", "sync", str(folder), "--index", "notes", "--watch",
+                             "--json"], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert json.loads(proc.stdout.readline())["files_changed"] == 1  # type: ignore[union-attr]
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        assert proc.poll() is None  # ignored, as the shell arranged
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+        assert "stopped" in proc.stderr.read()  # type: ignore[union-attr]
     finally:
         if proc.poll() is None:
             proc.kill()
