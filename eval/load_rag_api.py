@@ -260,14 +260,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _chunks(server: Server, index: str) -> int | None:
+def _chunks(server: Server, index: str) -> int:
     status, payload = _call(server.connect(), "GET", "/indexes")
     if status != 200:
         raise SystemExit(f"GET /indexes answered {status}: {payload}")
-    rows = payload.get("indexes", payload) if isinstance(payload, dict) else payload
-    for row in rows:
-        if isinstance(row, dict) and row.get("name") == index:
-            return row.get("chunks") or row.get("chunk_count")
+    for row in payload["indexes"]:
+        if row["name"] == index:
+            return row["chunks"]
     raise SystemExit(f"no index {index!r} in {server.port}'s /indexes")
 
 

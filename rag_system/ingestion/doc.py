@@ -17,9 +17,8 @@ import subprocess
 from pathlib import Path
 
 from rag_system.config import Settings
-from rag_system.ingestion.structure import BlockBuilder
-from rag_system.ingestion.text import add_lines, form_feed_pages
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.text import line_document
+from rag_system.ingestion.types import ConversionError, ConvertedDocument
 
 PROGRAM = "antiword"
 PACKAGE = "antiword"  # the Debian package that ships it
@@ -34,13 +33,7 @@ def converter_available() -> bool:
 
 def convert_doc(path: Path, settings: Settings) -> ConvertedDocument:
     """Paragraphs in order, pages at hard page breaks, antiword's table lines as tables."""
-    pages = form_feed_pages(_run(path), path, settings)
-    builder = BlockBuilder()
-    for number, page in enumerate(pages, start=1):
-        add_lines(builder, number, page.split("\n"), _cells)
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type="doc", page_count=max(len(pages), 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return line_document(_run(path), path, settings, "doc", _cells)
 
 
 def _cells(line: str) -> list[str] | None:

@@ -16,9 +16,8 @@ import re
 from pathlib import Path
 
 from rag_system.config import Settings
-from rag_system.ingestion.structure import BlockBuilder
-from rag_system.ingestion.text import add_lines, form_feed_pages
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.text import line_document
+from rag_system.ingestion.types import ConversionError, ConvertedDocument
 
 _PAGE = re.compile(rb"\\page(?![a-zA-Z])(?:-?\d+)? ?")
 _CELL = re.compile(rb"\\(?:nest)?cell(?![a-zA-Z])(?:-?\d+)? ?")
@@ -41,13 +40,7 @@ def convert_rtf(path: Path, settings: Settings) -> ConvertedDocument:
         text = rtf_to_text(marked.decode("latin-1"), encoding=DEFAULT_CODEPAGE, errors="replace")
     except (IndexError, ValueError, LookupError, OverflowError) as exc:
         raise ConversionError(path, f"damaged RTF ({type(exc).__name__}: {exc})") from exc
-    pages = form_feed_pages(text, path, settings)
-    builder = BlockBuilder()
-    for number, page in enumerate(pages, start=1):
-        add_lines(builder, number, page.split("\n"), _cells)
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type="rtf", page_count=max(len(pages), 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return line_document(text, path, settings, "rtf", _cells)
 
 
 def _cells(line: str) -> list[str] | None:

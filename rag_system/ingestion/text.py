@@ -106,6 +106,18 @@ def add_lines(builder: BlockBuilder, page: int, lines: Iterable[str],
             builder.heading(stripped, page, level)
 
 
+def line_document(text: str, path: Path, settings: Settings, file_type: str,
+                  cells_of: Callable[[str], list[str] | None]) -> ConvertedDocument:
+    """A document from a tool's plain-text output: pages at form feeds, one paragraph per line (`add_lines`)."""
+    pages = form_feed_pages(text, path, settings)
+    builder = BlockBuilder()
+    for number, page in enumerate(pages, start=1):
+        add_lines(builder, number, page.split("\n"), cells_of)
+    warnings = () if builder.blocks else ("no text found",)
+    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(len(pages), 1),
+                             blocks=tuple(builder.blocks), warnings=warnings)
+
+
 def split_paragraphs(page_text: str) -> list[str]:
     """Paragraphs of one page: blank-line separated, common indentation removed."""
     return [paragraph for _, paragraph in paragraph_lines(page_text)]
