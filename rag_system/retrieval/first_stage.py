@@ -114,9 +114,8 @@ class FirstStage:
             legs={"fts": [], "vector": [],
                   **{name: [r["chunk_id"] for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
                   **{name: [r["chunk_id"] for r in rows] for name, rows in zip(VECTOR_LEGS, vec_lists)}},
-            leg_scores={**{name: [float(r.get("_score") or 0.0) for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
-                        **{name: [1.0 - float(r.get("_distance") or 0.0) for r in rows]
-                           for name, rows in zip(VECTOR_LEGS, vec_lists)}},
+            leg_scores={**{name: [_bm25(r) for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
+                        **{name: [_similarity(r) for r in rows] for name, rows in zip(VECTOR_LEGS, vec_lists)}},
         )
 
     def _fts_ranking(self, table: ChunkTable, terms: str, where: str | None, limit: int, column: str,
@@ -178,6 +177,24 @@ def _window_fts(table: ChunkTable, terms: str, where: str | None, limit: int, co
             for chunk_id, score in table.windows.search_chunks(terms, where, limit, column)]
 
 
+def _bm25(hit: Hit) -> float:
+    return float(hit.get("_score") or 0.0)
+
+
+def _similarity(hit: Hit) -> float:
+    """Cosine similarity from LanceDB's cosine distance."""
+    return 1.0 - float(hit.get("_distance") or 0.0)
+
+
+def _first_seen(lists: list[list[Hit]], score: Any) -> dict[str, tuple[int, float]]:
+    """Per chunk, (rank, score) in the first of `lists` that holds it."""
+    first: dict[str, tuple[int, float]] = {}
+    for hits in lists:
+        for rank, hit in enumerate(hits, start=1):
+            first.setdefault(hit["chunk_id"], (rank, score(hit)))
+    return first
+
+
 def _fuse(table: ChunkTable, fts_lists: list[list[Hit]], vec_lists: list[list[Hit]],
           options: RetrievalOptions) -> list[Candidate]:
     """Fuse the full-text rankings and the vector rankings in `docent_native`, then read the winners' rows.
@@ -192,14 +209,8 @@ def _fuse(table: ChunkTable, fts_lists: list[list[Hit]], vec_lists: list[list[Hi
     (a BTREE on `chunk_id`) replaces reading every leg's 50 rows of text; at
     a million chunks each unindexed lookup was a scan.
     """
-    fts_first: dict[str, tuple[int, float]] = {}
-    for fts_rows in fts_lists:
-        for rank, row in enumerate(fts_rows, start=1):
-            fts_first.setdefault(row["chunk_id"], (rank, float(row.get("_score") or 0.0)))
-    vec_first: dict[str, tuple[int, float]] = {}
-    for vec_rows in vec_lists:
-        for rank, row in enumerate(vec_rows, start=1):
-            vec_first.setdefault(row["chunk_id"], (rank, 1.0 - float(row.get("_distance") or 0.0)))
+    fts_first = _first_seen(fts_lists, _bm25)
+    vec_first = _first_seen(vec_lists, _similarity)
     fts_share = options.fts_weight / max(1, len(fts_lists))
     vec_share = options.vector_weight / max(1, len(vec_lists))
     rankings = [[r["chunk_id"] for r in rows] for rows in (*fts_lists, *vec_lists)]
@@ -207,8 +218,7 @@ def _fuse(table: ChunkTable, fts_lists: list[list[Hit]], vec_lists: list[list[Hi
     if options.fusion == "rrf":
         fused = docent_native.rrf_fuse(rankings, options.rrf_k, weights, options.k)
     else:
-        scores = [[float(r.get("_score") or 0.0) for r in rows] for rows in fts_lists] + \
-                 [[1.0 - float(r.get("_distance") or 0.0) for r in rows] for rows in vec_lists]
+        scores = [[_bm25(r) for r in rows] for rows in fts_lists] + [[_similarity(r) for r in rows] for rows in vec_lists]
         floor = "mean" if options.fusion == "meanmax" else "min"
         fused = docent_native.score_fuse(rankings, scores, weights, options.k, floor=floor)
     rows = {row["chunk_id"]: row for row in table.rows_by_id([chunk_id for chunk_id, _ in fused], COLUMNS)}
