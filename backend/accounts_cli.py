@@ -35,8 +35,11 @@ def create_user(argv: Sequence[str]) -> int:
     try:
         store, config = _store()
         hashed = hash_password(password)
+        # The secret first: a running RAG API sees it appear (access.Gate) and requires grants before
+        # the first user exists, so no request without a grant is served once accounts are on.
+        secret = grants.load_secret(config.auth_secret, config.data_dir, create=True)  # type: ignore[attr-defined]
+        store.set_audit_key(lambda: secret)
         user = store.create_user(args.name.strip(), args.role, hashed)
-        grants.load_secret(config.auth_secret, config.data_dir, create=True)  # type: ignore[attr-defined]
         store.audit("cli", "user_created", target=user["id"], detail={"username": user["username"],
                                                                       "role": args.role})
     except (GatewayConfigError, PasswordPolicyError, UserExistsError, ValueError) as exc:
@@ -51,13 +54,17 @@ def audit(argv: Sequence[str]) -> int:
     parser.add_argument("action", choices=("verify",))
     parser.parse_args(argv)
     try:
-        store, _ = _store()
-    except GatewayConfigError as exc:
+        store, config = _store()
+        key = grants.load_secret(config.auth_secret, config.data_dir)  # type: ignore[attr-defined]
+    except (GatewayConfigError, ValueError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    store.set_audit_key(lambda: key)
     report = store.verify_chain()
     if report.ok:
-        sys.stdout.write(f"audit log intact: {report.rows} rows, each chained to the one before\n")
+        note = f" ({report.reason})" if report.reason else ""
+        sys.stdout.write(f"audit log intact: {report.rows} rows, each chained to the one before, "
+                         f"the newest matching the head anchor{note}\n")
         return 0
     sys.stdout.write(f"audit log TAMPERED at row {report.first_bad_seq}: {report.reason}\n")
     return 1

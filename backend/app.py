@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from backend.authn import Auth
@@ -11,6 +12,7 @@ from backend.pages import PageRenderer
 from backend.rag_client import RagClient
 from backend.rag_replicas import RagReplicas
 from backend.store import Store
+from common import grants
 
 
 @dataclass
@@ -25,6 +27,9 @@ class App:
     def __post_init__(self) -> None:
         if self.auth is None:
             self.auth = Auth(self.config, self.store)
+        auth, config = self.auth, self.config
+        self.store.set_audit_key(lambda: auth.secret() if auth.enabled()
+                                 else grants.load_secret(config.auth_secret, config.data_dir))
 
     @classmethod
     def build(cls, config: GatewayConfig) -> App:
@@ -33,7 +38,7 @@ class App:
         auth = Auth(config, store)
         if auth.enabled():
             auth.secret()  # made now, so the RAG API and the web app see that accounts are on
-        return cls(config=config, store=store, rag=_rag(config, auth.service_token()), metrics=Metrics(),
+        return cls(config=config, store=store, rag=_rag(config, auth.service_token), metrics=Metrics(),
                    pages=PageRenderer(config.page_cache_dir), auth=auth)
 
     def close(self) -> None:
@@ -41,7 +46,7 @@ class App:
         self.store.close()
 
 
-def _rag(config: GatewayConfig, token: str | None = None) -> RagClient | RagReplicas:
+def _rag(config: GatewayConfig, token: str | Callable[[], str] | None = None) -> RagClient | RagReplicas:
     """One RAG API (the usual case, unchanged) or query replicas plus a writer; `token` defaults to
     DOCENT_API_TOKEN (with accounts on and no token set, App.build passes the derived service token)."""
     token = config.api_token if token is None else token

@@ -4,7 +4,9 @@ A row's `hash` is SHA-256 over the previous row's hash and the row's own fields,
 inserting or deleting a row breaks the chain from there on, and `python -m backend audit verify`
 (`verify_chain`) names the first row that does not match. Triggers refuse UPDATE and DELETE through
 SQL; the chain catches what bypasses them (another tool, the file edited by hand). Rows are appended
-in the writer's `BEGIN IMMEDIATE` transaction, so two appends never share a previous hash.
+in the writer's `BEGIN IMMEDIATE` transaction, so two appends never share a previous hash. The
+same transaction moves the head anchor (backend/audit_head.py), which is how deleting the newest
+rows is detected.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from backend import audit_head
 from backend.store_library import now
 
 GENESIS = "0" * 64
@@ -41,6 +44,15 @@ class ChainReport:
 class AuditRows:
     """Mixed into `Store`, which provides `_conn()` and `_write()`."""
 
+    _audit_key_source: Callable[[], bytes | None] | None = None
+
+    def set_audit_key(self, source: Callable[[], bytes | None]) -> None:
+        """Where the key that signs the head anchor comes from (the grant secret; None in single-user mode)."""
+        self._audit_key_source = source
+
+    def _audit_key(self) -> bytes | None:
+        return self._audit_key_source() if self._audit_key_source is not None else None
+
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
 
@@ -51,14 +63,17 @@ class AuditRows:
               detail: Mapping[str, Any] | None = None) -> None:
         assert action in ACTIONS, action
         text = json.dumps(dict(detail or {}), ensure_ascii=False, sort_keys=True, default=str)
+        key = self._audit_key()
         with self._write() as c:
             last = c.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
             seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)
+            head = audit_head.read(c)
+            seq = max(seq, head.seq + 1) if head else seq  # rows cut off before stay a visible gap
             at = now()
+            digest = row_hash(prev, seq, at, actor, action, target, address, text)
             c.execute("INSERT INTO audit_log (seq, at, actor, action, target, address, detail, prev_hash, hash) "
-                      "VALUES (?,?,?,?,?,?,?,?,?)",
-                      (seq, at, actor, action, target, address, text, prev,
-                       row_hash(prev, seq, at, actor, action, target, address, text)))
+                      "VALUES (?,?,?,?,?,?,?,?,?)", (seq, at, actor, action, target, address, text, prev, digest))
+            audit_head.write(c, key, seq, digest)
 
     def audit_page(self, before: int | None, limit: int) -> list[dict[str, Any]]:
         """Newest first; `before` is the `seq` to page back from."""
@@ -84,4 +99,11 @@ class AuditRows:
                 if want != row["hash"]:
                     return ChainReport(count, False, row["seq"], "its contents do not match its hash")
                 prev, expected_seq = row["hash"], expected_seq + 1
-        return ChainReport(count, True)
+            head = audit_head.read(c)
+        key = self._audit_key()
+        bad = audit_head.problem(head, key, expected_seq - 1, prev)
+        if bad is not None:
+            return ChainReport(count, False, bad[0], bad[1])
+        unchecked = head is not None and head.mac and key is None
+        return ChainReport(count, True, reason="the head anchor's signature was not checked: no grant secret "
+                                               "here" if unchecked else "")

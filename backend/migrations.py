@@ -140,6 +140,20 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX shares_by_grantee ON index_shares(grantee);
     CREATE INDEX tokens_by_user ON api_tokens(user_id);
     """,
+    # 4: revocation epochs for RAG API grants (a user's, or '*' for everyone: rag_system/api/grant_epochs.py)
+    # and the audit log's head anchor (the newest row's seq and hash, HMAC'd: backend/audit_head.py).
+    """
+    CREATE TABLE grant_epochs (
+        subject TEXT PRIMARY KEY,
+        epoch INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE audit_head (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        mac TEXT NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,6 +12,7 @@ import json
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -19,10 +20,10 @@ from common.errors import ApiError, error_fields
 
 
 class RagClient:
-    def __init__(self, base_url: str, *, token: str = "", timeout_s: float = 300.0,
+    def __init__(self, base_url: str, *, token: str | Callable[[], str] = "", timeout_s: float = 300.0,
                  index_timeout_s: float = 60.0) -> None:
         self.base_url = base_url.rstrip("/")
-        self.token = token
+        self._token = token  # a callable when it changes as accounts turn on (Auth.service_token)
         self.timeout_s = timeout_s
         self.index_timeout_s = index_timeout_s
         # The RAG API is local or on a private network: never send it through an HTTP proxy.
@@ -97,8 +98,9 @@ class RagClient:
         req.add_header("Accept", accept)
         if data is not None:
             req.add_header("Content-Type", "application/json")
-        if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
+        token = self._token() if callable(self._token) else self._token
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
         if request_id:
             req.add_header("X-Request-ID", request_id)
         try:

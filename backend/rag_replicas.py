@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 
 class RagReplicas:
-    def __init__(self, urls: Sequence[str], writer_url: str, *, token: str = "", timeout_s: float = 300.0,
+    def __init__(self, urls: Sequence[str], writer_url: str, *, token: str | Callable[[], str] = "", timeout_s: float = 300.0,
                  index_timeout_s: float = 60.0, retry_after_s: float = RETRY_AFTER_S) -> None:
         if not urls:
             raise ValueError("at least one RAG API replica URL is required")
