@@ -171,6 +171,7 @@ POLICY: dict[tuple[str, str], Rule] = {
     ("POST", "/auth/logout"): rule(),
     ("GET", "/auth/me"): rule(),
     ("POST", "/auth/rag-token"): rule(),
+    ("GET", "/auth/epoch"): rule(),  # the handler answers the service token only
     ("GET", "/auth/tokens"): rule(),
     ("POST", "/auth/tokens"): rule(),
     ("DELETE", "/auth/tokens/{token_id}"): rule(),

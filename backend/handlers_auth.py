@@ -134,6 +134,17 @@ def rag_token(app: App, req: Request) -> Response:
         app.store.audit(who.label, "chat", target=session_id or "", address=client_address(req),
                         detail={"indexes": indexes, "via": "rag_api"})
     ttl = app.config.rag_grant_ttl_s
-    claims = {"sub": who.user_id, "name": who.username, "role": who.role, "read": indexes, "session": session_id}
+    claims = {"sub": who.user_id, "name": who.username, "role": who.role, "read": indexes, "session": session_id,
+              "ep": app.store.grant_epoch(who.user_id or "")}
     token = grants.sign(claims, app.auth.secret(), ttl)
     return Response.json({"token": token, "expires_in": ttl, "indexes": indexes, "session_id": session_id})
+
+
+def grant_epoch(app: App, req: Request) -> Response:
+    """Service only: the user's revocation epoch, which the RAG API compares with a grant's `ep`."""
+    if req.principal.kind != "service":
+        raise ApiError(403, "service_only", "this is for the RAG API (the service token) only")
+    user_id = (req.query_value("user") or "").strip()
+    if not user_id or len(user_id) > 200:
+        raise ApiError(400, "invalid_field", "'user' (a user id) is required")
+    return Response.json({"user": user_id, "epoch": app.store.grant_epoch(user_id)})

@@ -43,9 +43,11 @@ def put_share(app: App, req: Request) -> Response:
 
 
 def remove_share(app: App, req: Request) -> Response:
-    """Revoke: takes effect on the grantee's next request (a RAG API grant lives seconds, not a session)."""
+    """Revoke: the gateway refuses at once; the RAG API refuses grants issued before within DOCENT_GRANT_CHECK_S."""
     index = index_or_404(app, req.params["index_id"])
     grantee = _grantee(app, req.params["grantee"])
     removed = app.store.remove_share(index["id"], grantee)
+    if removed:
+        app.store.bump_grant_epoch(grantee)  # `*` for everyone: grants already issued are refused within seconds
     req.audit.update(grantee=grantee, removed=removed)
     return Response.json({"index_id": index["id"], "removed": removed, "shares": app.store.list_shares(index["id"])})

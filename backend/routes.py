@@ -62,6 +62,7 @@ ACCOUNT_TABLE: tuple[Route, ...] = (
     Route("POST", "/auth/logout", auth.logout, public=True),
     Route("GET", "/auth/me", auth.me),
     Route("POST", "/auth/rag-token", auth.rag_token),
+    Route("GET", "/auth/epoch", auth.grant_epoch),
     Route("GET", "/auth/tokens", auth.list_tokens),
     Route("POST", "/auth/tokens", auth.create_token),
     Route("DELETE", "/auth/tokens/{token_id}", auth.revoke_token),

@@ -91,6 +91,8 @@ class AccountRows:
                 c.execute("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))
             if disabled or password_hash is not None:
                 c.execute("DELETE FROM auth_sessions WHERE user_id = ?", (user_id,))
+            if role is not None or disabled is not None or password_hash is not None:
+                _bump_epoch(c, user_id)  # grants already issued stop working (rag_system/api/grant_epochs.py)
         return self.get_user(user_id)
 
     def count_admins(self) -> int:
@@ -154,6 +156,19 @@ class AccountRows:
                 cur = c.execute("DELETE FROM api_tokens WHERE id = ? AND user_id = ?", (token_id, user_id))
         return cur.rowcount > 0
 
+    # -- grant revocation epochs ----------------------------------------------------
+    def grant_epoch(self, user_id: str) -> int:
+        """The user's epoch plus everyone's: both only grow, so any bump raises the sum."""
+        with self._conn() as c:
+            row = c.execute("SELECT COALESCE(SUM(epoch), 0) FROM grant_epochs WHERE subject IN ('*', ?)",
+                            (user_id,)).fetchone()
+        return int(row[0])
+
+    def bump_grant_epoch(self, subject: str) -> None:
+        """Invalidate the RAG API grants of `subject` (a user id, or `*` for every user)."""
+        with self._write() as c:
+            _bump_epoch(c, subject)
+
     # -- failed logins -------------------------------------------------------------
     def locked_for(self, subjects: list[str], at: float) -> float:
         """Seconds until the longest lock among `subjects` ends (0 when none is locked)."""
@@ -178,3 +193,8 @@ class AccountRows:
     def clear_failures(self, subject: str) -> None:
         with self._write() as c:
             c.execute("DELETE FROM login_failures WHERE subject = ?", (subject,))
+
+
+def _bump_epoch(conn: sqlite3.Connection, subject: str) -> None:
+    conn.execute("INSERT INTO grant_epochs (subject, epoch) VALUES (?, 1) "
+                 "ON CONFLICT(subject) DO UPDATE SET epoch = epoch + 1", (subject,))

@@ -25,6 +25,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,10 +75,10 @@ class _Item:
 
 
 class TurnSaver:
-    def __init__(self, base_url: str, token: str = "", *, attempts: int = 8, backoff_s: float = 0.5,
+    def __init__(self, base_url: str, token: str | Callable[[], str] = "", *, attempts: int = 8, backoff_s: float = 0.5,
                  max_backoff_s: float = 15.0, timeout_s: float = 10.0, max_queue: int = 1000) -> None:
         self.base_url = base_url.rstrip("/")
-        self.token = token
+        self._token = token  # a callable: the service token changes when accounts turn on (access.Gate)
         self.attempts = attempts
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
@@ -174,8 +175,9 @@ class TurnSaver:
     def _post(self, item: _Item) -> None:
         data = json.dumps(item.turn).encode()
         headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
+        token = self._token() if callable(self._token) else self._token
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         request = urllib.request.Request(self.url(item.session_id), data=data, headers=headers, method="POST")
         with _DIRECT.open(request, timeout=self.timeout_s) as response:
             response.read()

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
     service = request.service
-    options = parse_chat(service.names.resolve_body(request.json()))
+    options = parse_chat(service.names.resolve_body(request.json(), request.caller.may_read))
     request.caller.require_indexes(options.indexes)  # before anything is retrieved
     request.caller.require_session(options.session_id)
     warnings = [*options.warnings, *building_warnings(service.jobs, options.indexes, service.index_sizes),
@@ -112,7 +112,7 @@ def chat_stream(request: Request) -> Stream:
 
 
 def retrieve(request: Request) -> Response:
-    options = parse_retrieve(request.service.names.resolve_body(request.json()))
+    options = parse_retrieve(request.service.names.resolve_body(request.json(), request.caller.may_read))
     request.caller.require_indexes([options.index])
     engine = request.service.engine
     result = engine.retrieve(options.index, options.query, engine.options(**options.retrieval))

@@ -7,7 +7,10 @@ display name a person gave it ("Debian PDFs"); localGPT clients also send
 them. Display names belong to the gateway (it owns SQLite, Documentation/architecture.md), so a
 name that is not an index is looked up there (`GET /indexes`, every time: a
 cached list would hide a rename or a second index of the same name); a name
-two indexes share is refused with both ids, never guessed.
+two indexes share is refused with both ids, never guessed. With accounts on, display
+names are matched only among the indexes the caller's grant may read (`may_read`), so
+neither the refusal nor a match tells a user the id, or the existence, of an index they
+cannot read; two readable indexes of one name are still refused with both ids.
 """
 
 from __future__ import annotations
@@ -38,24 +41,25 @@ def _valid(name: str) -> bool:
 
 
 class IndexNames:
-    def __init__(self, known: Callable[[bool], Iterable[str]], gateway_url: str, token: str = "") -> None:
+    def __init__(self, known: Callable[[bool], Iterable[str]], gateway_url: str,
+                 token: Callable[[], str] = lambda: "") -> None:
         self._known = known  # the RAG API's index names (the argument: list them afresh, not from a cache)
         self._gateway_url = gateway_url.rstrip("/")
         self._token = token
 
-    def resolve_body(self, body: Any) -> Any:
+    def resolve_body(self, body: Any, may_read: Callable[[str], bool] = lambda _index: True) -> Any:
         """The body with every index it names given as the RAG API's name (anything else is left as sent)."""
         if not isinstance(body, dict):
             return body
         out = normalise_keys(body)
         for key in _KEYS:
             if isinstance(out.get(key), str):
-                out[key] = self.resolve(out[key])
+                out[key] = self.resolve(out[key], may_read)
         if isinstance(out.get("indexes"), list):
-            out["indexes"] = [self.resolve(v) if isinstance(v, str) else v for v in out["indexes"]]
+            out["indexes"] = [self.resolve(v, may_read) if isinstance(v, str) else v for v in out["indexes"]]
         return out
 
-    def resolve(self, value: str) -> str:
+    def resolve(self, value: str, may_read: Callable[[str], bool] = lambda _index: True) -> str:
         name = value.strip()
         if name.startswith(LEGACY_TABLE_PREFIX):
             name = name[len(LEGACY_TABLE_PREFIX):]
@@ -69,7 +73,7 @@ class IndexNames:
             bare = name[len(TABLE_PREFIX):] if name.startswith(TABLE_PREFIX) else ""
             if bare in known:
                 return bare  # the gateway's vector_table_name
-        ids = self._fetch().get(" ".join(name.split()).casefold(), [])
+        ids = [i for i in self._fetch().get(" ".join(name.split()).casefold(), []) if may_read(i)]
         if len(ids) > 1:
             raise ApiError(400, "ambiguous_index_name",
                            f"{len(ids)} indexes are named {value!r} ({', '.join(sorted(ids))}); give the index id")
@@ -86,8 +90,9 @@ class IndexNames:
         if not self._gateway_url:
             return {}
         request = urllib.request.Request(self._gateway_url + "/indexes")
-        if self._token:
-            request.add_header("Authorization", f"Bearer {self._token}")
+        token = self._token()
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
         try:
             opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
             with opener.open(request, timeout=GATEWAY_TIMEOUT_S) as resp:
