@@ -15,7 +15,7 @@ temporary folder and runs, in order:
 5. with `--soak-s`, a soak: `--soak-sessions` users chatting for that long;
 6. the accounts probes (`testkit.scenarios.auth_probe`) on a stack of their own with accounts on:
    every route of both services without a login, with forged cookies, tokens and grants, without
-   CSRF; broken bodies on the auth routes; a password storm; logins in parallel.
+   CSRF; broken bodies and query strings on every account route; a password storm; logins in parallel.
    `--auth-only` runs just this part.
 
 `--report` prints the Markdown table of Documentation/reliability.md; without

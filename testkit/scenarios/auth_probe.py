@@ -1,6 +1,7 @@
 """Accounts under hostile use: every route of both services with no login, forged cookies and tokens,
-missing CSRF, forged and expired grants; broken bodies on the auth routes; a password storm and
-logins in parallel. The promise: each is refused with the right 4xx, never a 5xx or a crash.
+missing CSRF, forged and expired grants; broken bodies and query strings on every account route
+(`ACCOUNT_TABLE`); a password storm and logins in parallel. The promise: each is refused with the
+right 4xx, never a 5xx or a crash.
 
 Runs its own gateway and RAG API with accounts on (users made with the real CLI), so eval.stress
 and tests/reliability/test_auth_probes.py exercise exactly what an operator deploys.
@@ -26,7 +27,8 @@ BROKEN_BODIES = (b"", b"{", b"[]", b"null", b'"text"', b"{\"username\": 7, \"pas
                  b'{"username": "' + b"a" * 5000 + b'", "password": "x"}', b"\xff\xfe", b"{}" * 1000,
                  b'{"indexes": "all"}', b'{"indexes": [1, 2]}', b'{"access": "owner", "user": "eve"}',
                  b'{"role": "god", "username": "x", "password": "long enough"}')
-AUTH_WRITES = ("/auth/login", "/auth/tokens", "/auth/rag-token", "/admin/users")
+BROKEN_QUERIES = ("?", "?user=", "?user=" + "u" * 5000, "?limit=0", "?limit=abc&before=-1", "?before=%ff",
+                  "?limit=99999999999999999999", "?user=%00&user=x")
 
 
 @dataclass
@@ -77,7 +79,7 @@ def _fill(pattern: str, ids: dict[str, str]) -> str:
 
 
 def run_auth_probes(root: Path, storm: int = 60) -> AuthProbeResult:
-    from backend.routes import ALL_ROUTES
+    from backend.routes import ACCOUNT_TABLE, ALL_ROUTES
     from rag_system.api.routes import ROUTES
 
     data = root / "data"
@@ -122,9 +124,17 @@ def run_auth_probes(root: Path, storm: int = 60) -> AuthProbeResult:
                                    "forged_grant": {"Authorization": f"Bearer {forged}"}}.items():
                 run.probe(rag_port, route.method, path, body, headers, () if route.public else (401,), f"rag {label}")
         as_admin = {"Cookie": admin.cookie, "X-CSRF-Token": admin.csrf}
-        for path in (*AUTH_WRITES, f"/indexes/{iid}/shares", f"/admin/users/{val.user['id']}", "/auth/logout"):
-            for raw in BROKEN_BODIES:  # bodies reach the parsers: an admin passes every role check
-                run.probe(gw_port, "POST", path, raw, as_admin, (), f"body {raw[:16]!r}")
+        # Every account route (ACCOUNT_TABLE, so a route added later is probed too), logout last since
+        # it ends the admin's login; bodies and query strings reach the parsers: an admin passes every
+        # role check, and the service token reaches the service-only route.
+        service = {"Authorization": f"Bearer {grants.service_token(secret)}"}
+        for route in sorted(ACCOUNT_TABLE, key=lambda r: r.pattern == "/auth/logout"):
+            path = _fill(route.pattern, {**ids, "user_id": val.user["id"]})
+            for who, headers in (("admin", as_admin), ("service", service)):
+                for raw in BROKEN_BODIES:
+                    run.probe(gw_port, route.method, path, raw, headers, (), f"{who} body {raw[:16]!r}")
+                for query in BROKEN_QUERIES:
+                    run.probe(gw_port, route.method, path + query, None, headers, (), f"{who} query {query[:16]!r}")
         for i in range(storm):  # a password storm against one account: 401 then 429, never 5xx
             run.probe(gw_port, "POST", "/auth/login",
                       json.dumps({"username": "val", "password": f"guess-{i}"}).encode(), {}, (401, 429), "storm")
