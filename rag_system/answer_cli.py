@@ -57,7 +57,8 @@ def _answer_options(p: argparse.ArgumentParser, task: bool = True, local: bool =
     p.add_argument("--model", default=None, help="model name for ollama/openai backends")
     p.add_argument("--no-expand", action="store_true", help="do not add neighbouring chunks")
     p.add_argument("--json", action="store_true", help="print the full result as one JSON object")
-    p.add_argument("--stream", action="store_true", help="print answer tokens as they arrive (stderr)")
+    p.add_argument("--stream", action="store_true",
+                   help="print answer tokens as they arrive (stdout; stderr with --json)")
     if local:
         p.add_argument("--local", action="store_true",
                        help="answer in this process even when a RAG API is running (loads the models here)")
