@@ -1,8 +1,11 @@
 // The account page (accounts on): your API tokens; for an admin also users, everyone's tokens and the audit log.
 import { gateway, session } from "./api.js";
+import { indexState, loadIndexes } from "./indexes.js";
 import { el, errorBox, toast } from "./util.js";
 
-const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
+const when = (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" }) : "never");
+// An audit row's target is an index id, a user or a token: an index shows its name (the id stays in the tooltip).
+const targetName = (target) => indexState.list.find((ix) => ix.id === target)?.name || target;
 
 export async function renderAccount(container) {
   container.textContent = "";
@@ -103,10 +106,11 @@ function auditCard() {
   const more = el("button", { type: "button", class: "btn", id: "audit-more", text: "Older entries", hidden: true });
   let before = null;
   const load = async () => {
+    if (!indexState.list.length) await loadIndexes().catch(() => null); // names for the "On" column; ids without
     const page = await gateway("GET", `/admin/audit?limit=50${before ? `&before=${before}` : ""}`);
     for (const a of page.entries) {
       rows.append(el("tr", {}, el("td", { text: String(a.seq) }), el("td", { text: when(a.at) }), el("td", { text: a.actor }),
-        el("td", { text: a.action }), el("td", { class: "small", text: a.target }), el("td", { text: a.address })));
+        el("td", { text: a.action }), el("td", { class: "small", title: a.target, text: targetName(a.target) }), el("td", { text: a.address })));
     }
     before = page.next_before;
     more.hidden = !before;

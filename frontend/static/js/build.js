@@ -138,7 +138,7 @@ export function followBuild(indexId, jobId, box, onFinished) {
     box.dataset.state = job.state;
     label.removeAttribute("aria-busy");
     clearInterval(clock);
-    eta.textContent = overall ? `in ${secs(overall.elapsed_s)}` : "";
+    eta.textContent = overall ? `took ${secs(overall.elapsed_s)}` : "";
     bar.max = 1;
     bar.value = job.state === "done" ? 1 : bar.value;
     const outcome = outcomeText([...rows.values()].filter((r) => r.state !== "removed"));

@@ -163,6 +163,10 @@ function finish(shell, result, question) {
   const parts = Object.entries(t).filter(([k, v]) => typeof v === "number" && k !== "total_ms").map(([k, v]) => `${k.replace(/_ms$/, "")} ${fmtMs(v)}`);
   if (t.total_ms !== undefined) shell.meta.append(el("span", { class: "small muted timings", title: parts.join(", "), text: `${fmtMs(t.total_ms)} total` }));
   showSources(shell, result.source_documents, citations, question);
+  // A refusal cites nothing: what it lists are the nearest passages, which did not hold the answer.
+  if (result.answer_source === "refusal" && !shell.sources.hidden) {
+    shell.sources.querySelector("summary").textContent = `Closest passages, not the answer (${result.source_documents.length})`;
+  }
   attachInspector(shell.wrap, result);
 }
 

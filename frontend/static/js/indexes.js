@@ -28,9 +28,9 @@ export async function renderIndexes(container, selectId = selected) {
       el("label", { class: "field grow" }, el("span", { text: "Name" }), el("input", { name: "name", required: true, maxlength: 120, placeholder: "e.g. Handbooks" })),
       el("label", { class: "field grow" }, el("span", { text: "Description" }), el("input", { name: "description", maxlength: 500, placeholder: "optional" })),
       // The embedder is chosen once per index (Documentation/indexing.md, "Embedders").
-      el("label", { class: "field" }, el("span", { text: "Documents in" }),
-        el("select", { name: "embedder", id: "index-embedder" },
-          el("option", { value: "", text: "Default" }),
+      el("label", { class: "field" }, el("span", { text: "Language" }),
+        el("select", { name: "embedder", id: "index-embedder", title: "Chosen once: the search model suited to the documents' language" },
+          el("option", { value: "", text: "Detect from the files" }),
           el("option", { value: "minilm", text: "English (MiniLM)" }),
           el("option", { value: "e5-small", text: "Any language (multilingual e5)" }))),
       el("button", { type: "submit", class: "btn primary", text: "Create" })));
@@ -58,7 +58,7 @@ export async function renderIndexes(container, selectId = selected) {
   for (const ix of list) {
     ul.append(el("li", { class: ix.id === selected ? "active" : "" },
       el("button", { type: "button", class: "index-pick", "aria-pressed": String(ix.id === selected), dataset: { id: ix.id },
-        onclick: () => renderIndexes(root, ix.id) },
+        onclick: () => renderIndexes(root, ix.id).then(showDetail) },
       el("span", { class: "index-name", text: ix.name }),
       el("span", { class: `status s-${ix.metadata?.status || "created"}`, text: ix.metadata?.status || "created" }),
       el("span", { class: "muted small count", text: docCount(ix) }))));
@@ -66,6 +66,11 @@ export async function renderIndexes(container, selectId = selected) {
   layout.append(ul);
   const current = list.find((i) => i.id === selected);
   if (current) layout.append(detail(current));
+}
+
+// At phone width the detail opens below the form and the list: bring it into view, or the click seems to do nothing.
+function showDetail() {
+  document.getElementById("index-detail")?.scrollIntoView({ block: "nearest" });
 }
 
 function detail(ix) {
