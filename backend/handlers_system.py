@@ -52,8 +52,8 @@ def models(app: App, req: Request) -> Response:
 
 
 def metrics(app: App, req: Request) -> Response:
-    text = app.metrics.render(app.store.stats())
-    return Response(200, text.encode("utf-8"), content_type="text/plain; version=0.0.4; charset=utf-8")
+    text, content_type = app.metrics.render(app.store.stats(), req.headers.get("Accept", ""))
+    return Response(200, text, content_type=content_type)
 
 
 def _label(backend: dict[str, Any]) -> str:

@@ -70,4 +70,5 @@ def models(request: Request) -> Response:
 
 
 def metrics(request: Request) -> Response:
-    return Response(200, request.service.metrics.render(), content_type="text/plain; version=0.0.4; charset=utf-8")
+    text, content_type = request.service.metrics.render(request.headers.get("Accept", ""))
+    return Response(200, text, content_type=content_type)

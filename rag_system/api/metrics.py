@@ -1,17 +1,18 @@
-"""Prometheus text exposition, by hand (no client library needed).
+"""`GET /metrics` through `prometheus_client`, one registry per service (no global default registry).
 
-Request counts by route pattern, method and status, and a latency histogram
-per route, are recorded by the server; gauges that describe the service
-(job counts, index sizes, saved turns) are read from callbacks at scrape
+Request counts and latency are recorded by the server; gauges that describe the
+service (job counts, index sizes, saved turns) are read from callbacks at scrape
 time. Route labels are the table's patterns (`/index/jobs/{id}`), never raw
 paths, so the number of series stays bounded.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import Metric
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
@@ -19,78 +20,51 @@ BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 
 GaugeRows = Iterable[tuple[dict[str, str], float]]
 
 
-@dataclass
-class _Histogram:
-    counts: list[int]
-    total: float = 0.0
-    n: int = 0
+class _Callbacks:
+    """A collector for the scrape-time metrics; a callback that raises yields an empty family whose help says
+    so, because a broken gauge must not break the scrape."""
 
+    def __init__(self) -> None:
+        self.families: list[tuple[str, str, str, Callable[[], GaugeRows]]] = []
 
-def _labels(labels: dict[str, str]) -> str:
-    if not labels:
-        return ""
-    body = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
-    return "{" + body + "}"
-
-
-def _escape(value: str) -> str:
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+    def collect(self) -> Iterator[Metric]:
+        for name, kind, help_text, rows in self.families:
+            base = name.removesuffix("_total") if kind == "counter" else name
+            try:
+                values = list(rows())
+            except Exception as exc:
+                yield Metric(base, f"unavailable: {type(exc).__name__}", kind)
+                continue
+            family = Metric(base, help_text, kind)
+            for labels, value in values:
+                family.add_sample(name if kind != "counter" else base + "_total", labels, value)
+            yield family
 
 
 class Metrics:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._requests: dict[tuple[str, str, str], int] = {}
-        self._latency: dict[str, _Histogram] = {}
-        self._gauges: list[tuple[str, str, str, Callable[[], GaugeRows]]] = []
+        self.registry = CollectorRegistry()
+        self._requests = Counter("docent_rag_requests", "HTTP requests by route pattern, method and status.",
+                                 ("route", "method", "status"), registry=self.registry)
+        self._latency = Histogram("docent_rag_request_duration_seconds", "Request latency by route pattern.",
+                                  ("route",), buckets=BUCKETS, registry=self.registry)
+        self._callbacks = _Callbacks()
+        self.registry.register(self._callbacks)  # type: ignore[arg-type]
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
-        with self._lock:
-            key = (route, method, str(status))
-            self._requests[key] = self._requests.get(key, 0) + 1
-            hist = self._latency.get(route)
-            if hist is None:
-                hist = self._latency[route] = _Histogram([0] * len(BUCKETS))
-            for i, bound in enumerate(BUCKETS):
-                if seconds <= bound:
-                    hist.counts[i] += 1
-            hist.total += seconds
-            hist.n += 1
+        self._requests.labels(route, method, str(status)).inc()
+        self._latency.labels(route).observe(seconds)
 
     def gauge(self, name: str, kind: str, help_text: str, rows: Callable[[], GaugeRows]) -> None:
         """Register a metric computed at scrape time (`kind` is gauge or counter)."""
-        self._gauges.append((name, kind, help_text, rows))
+        self._callbacks.families.append((name, kind, help_text, rows))
 
     def requests(self, route: str, status: int | None = None) -> int:
-        with self._lock:
-            return sum(n for (r, _, s), n in self._requests.items()
-                       if r == route and (status is None or s == str(status)))
+        return int(sum(s.value for family in self._requests.collect() for s in family.samples
+                       if s.name.endswith("_total") and s.labels["route"] == route
+                       and (status is None or s.labels["status"] == str(status))))
 
-    def render(self) -> str:
-        lines = ["# HELP docent_rag_requests_total HTTP requests by route pattern, method and status.",
-                 "# TYPE docent_rag_requests_total counter"]
-        with self._lock:
-            for (route, method, status), n in sorted(self._requests.items()):
-                lines.append(f"docent_rag_requests_total{_labels({'route': route, 'method': method, 'status': status})} {n}")
-            lines += ["# HELP docent_rag_request_duration_seconds Request latency by route pattern.",
-                      "# TYPE docent_rag_request_duration_seconds histogram"]
-            for route, hist in sorted(self._latency.items()):
-                for bound, count in zip(BUCKETS, hist.counts):
-                    lines.append(f"docent_rag_request_duration_seconds_bucket"
-                                 f"{_labels({'route': route, 'le': _num(bound)})} {count}")
-                lines.append(f"docent_rag_request_duration_seconds_bucket{_labels({'route': route, 'le': '+Inf'})} {hist.n}")
-                lines.append(f"docent_rag_request_duration_seconds_sum{_labels({'route': route})} {hist.total:.6f}")
-                lines.append(f"docent_rag_request_duration_seconds_count{_labels({'route': route})} {hist.n}")
-        for name, kind, help_text, rows in self._gauges:
-            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
-            try:
-                values = list(rows())
-            except Exception as exc:  # a broken gauge must not break the scrape
-                lines.append(f"# {name} unavailable: {type(exc).__name__}")
-                continue
-            lines.extend(f"{name}{_labels(labels)} {_num(value)}" for labels, value in values)
-        return "\n".join(lines) + "\n"
+    def render(self, accept: str = "") -> tuple[bytes, str]:
+        """The exposition in the format the scraper's `Accept` asks for, and its content type."""
+        encode, content_type = choose_encoder(accept)
+        return encode(self.registry), content_type

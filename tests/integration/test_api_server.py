@@ -50,8 +50,8 @@ def test_models_lists_backends_and_default(api):
 def test_metrics_count_requests_by_route_and_status(api):
     def count(text: str, route: str, status: str) -> int:
         for line in text.splitlines():
-            if line.startswith(f'docent_rag_requests_total{{route="{route}",method="GET",status="{status}"}}'):
-                return int(line.rsplit(" ", 1)[1])
+            if line.startswith(f'docent_rag_requests_total{{method="GET",route="{route}",status="{status}"}}'):
+                return int(float(line.rsplit(" ", 1)[1]))
         return 0
 
     _, _, before = api.call("GET", "/metrics")
@@ -62,7 +62,7 @@ def test_metrics_count_requests_by_route_and_status(api):
     assert status == 200 and headers["content-type"].startswith("text/plain")
     assert count(after, "/health", "200") == count(before, "/health", "200") + 2
     assert count(after, "/index/jobs/{job_id}", "404") >= 1
-    assert 'docent_rag_request_duration_seconds_bucket{route="/health",le="+Inf"}' in after
+    assert 'docent_rag_request_duration_seconds_bucket{le="+Inf",route="/health"}' in after
     assert 'docent_rag_index_chunks{index="srv"}' in after
     assert "docent_rag_index_jobs" in after
 

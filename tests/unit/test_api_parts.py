@@ -39,10 +39,10 @@ def test_metrics_text_has_counts_histograms_and_gauges():
     m.observe("/chat", "POST", 400, 0.001)
     m.gauge("docent_x", "gauge", "a gauge", lambda: [({"index": 'a"b'}, 3.0)])
     m.gauge("docent_broken", "gauge", "fails", lambda: 1 / 0)
-    text = m.render()
-    assert 'docent_rag_requests_total{route="/chat",method="POST",status="200"} 2' in text
-    assert 'docent_rag_request_duration_seconds_bucket{route="/chat",le="0.025"} 2' in text
-    assert 'docent_rag_request_duration_seconds_bucket{route="/chat",le="+Inf"} 3' in text
+    text = m.render()[0].decode()
+    assert 'docent_rag_requests_total{method="POST",route="/chat",status="200"} 2' in text
+    assert 'docent_rag_request_duration_seconds_bucket{le="0.025",route="/chat"} 2' in text
+    assert 'docent_rag_request_duration_seconds_bucket{le="+Inf",route="/chat"} 3' in text
     assert 'docent_rag_request_duration_seconds_count{route="/chat"} 3' in text
     assert 'docent_x{index="a\\"b"} 3' in text
     assert "docent_broken unavailable" in text
