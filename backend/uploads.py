@@ -1,4 +1,4 @@
-"""Multipart uploads without the removed `cgi` module: a small streaming parser.
+"""Multipart uploads, parsed as they arrive by python-multipart's streaming parser.
 
 File parts of the field `files` stream straight to a temporary file inside
 the owner's upload folder while their sha256 is computed, then move to
@@ -15,12 +15,15 @@ import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
-from email.parser import BytesHeaderParser
 from email.policy import HTTP
 from pathlib import Path
 from typing import BinaryIO
+
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser
 
 from common.errors import ApiError
 
@@ -30,7 +33,6 @@ ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".ht
                                 ".mbox", ".doc", ".ppt"})
 FILE_FIELD = "files"
 MAX_NAME_CHARS = 120
-MAX_PART_HEADER_BYTES = 16 * 1024
 _CHUNK = 64 * 1024
 _OWNER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
@@ -107,24 +109,52 @@ def boundary_of(content_type: str | None) -> bytes:
     return boundary.encode("latin-1")
 
 
-class _Reader:
-    """Reads exactly `length` bytes of the request body, in chunks."""
+class _Parts:
+    """python-multipart's callbacks: each part's headers are gathered (the library bounds their size), a
+    `files` part with a file name streams into a `_FileSink` as it arrives, anything else is skipped."""
 
-    def __init__(self, stream: BinaryIO, length: int) -> None:
-        self.stream, self.left = stream, length
+    def __init__(self, folder: Path, root: Path) -> None:
+        self.folder, self.root = folder, root
+        self.stored: list[StoredUpload] = []
+        self.sink: _FileSink | None = None
+        self.headers: dict[str, str] = {}
+        self.name, self.value, self.ended = b"", b"", False
 
-    def read(self) -> bytes:
-        if self.left <= 0:
-            return b""
-        data = self.stream.read(min(_CHUNK, self.left))
-        if not data:
-            raise ApiError(400, "truncated_body", "the request body ended early")
-        self.left -= len(data)
-        return data
+    def callbacks(self) -> dict[str, Callable[..., None]]:
+        return {"on_part_begin": self.headers.clear, "on_header_field": self._name, "on_header_value": self._value,
+                "on_header_end": self._header, "on_headers_finished": self._open, "on_part_data": self._data,
+                "on_part_end": self._close, "on_end": self._end}
 
-    def drain(self) -> None:
-        while self.left > 0 and self.read():
-            pass
+    def _name(self, data: bytes, start: int, end: int) -> None:
+        self.name += data[start:end]
+
+    def _value(self, data: bytes, start: int, end: int) -> None:
+        self.value += data[start:end]
+
+    def _header(self) -> None:
+        self.headers[self.name.decode("latin-1").strip().lower()] = self.value.decode("utf-8", "replace").strip()
+        self.name, self.value = b"", b""
+
+    def _open(self) -> None:
+        msg = Message(policy=HTTP)
+        msg["Content-Disposition"] = self.headers.get("content-disposition") or "form-data"
+        filename = msg.get_filename()
+        if msg.get_param("name", header="content-disposition") == FILE_FIELD and filename:
+            safe = sanitize_filename(filename)
+            check_extension(safe)
+            self.sink = _FileSink(self.folder, self.root, safe)
+
+    def _data(self, data: bytes, start: int, end: int) -> None:
+        if self.sink is not None:
+            self.sink.write(data[start:end])
+
+    def _close(self) -> None:
+        if self.sink is not None:
+            sink, self.sink = self.sink, None
+            self.stored.append(sink.finish())
+
+    def _end(self) -> None:
+        self.ended = True
 
 
 def save_uploads(stream: BinaryIO, content_type: str | None, content_length: int | None,
@@ -132,7 +162,8 @@ def save_uploads(stream: BinaryIO, content_type: str | None, content_length: int
     """Parse a multipart body and store its `files` parts; other fields are ignored.
 
     A body over `max_bytes` is refused (413) before anything is read. If any
-    file is refused, files stored by this request are removed again.
+    file is refused, or the body is malformed or cut off, files stored by this
+    request are removed again.
     """
     if content_length is None:
         raise ApiError(411, "length_required", "uploads need a Content-Length")
@@ -140,93 +171,44 @@ def save_uploads(stream: BinaryIO, content_type: str | None, content_length: int
         raise ApiError(413, "upload_too_large",
                        f"upload is {content_length} bytes; the limit is {max_bytes} (DOCENT_MAX_UPLOAD_MB)")
     boundary = boundary_of(content_type)
-    folder = owner_dir(root, owner_id)
-    reader = _Reader(stream, content_length)
-    stored: list[StoredUpload] = []
+    parts = _Parts(owner_dir(root, owner_id), root)
     try:
-        _parse(reader, boundary, folder, root, stored)
+        _feed(stream, content_length, MultipartParser(boundary, parts.callbacks()), parts, b"--" + boundary)
     except BaseException:
-        for item in stored:
+        if parts.sink is not None:
+            parts.sink.abort()
+        for item in parts.stored:
             if item.new:
                 Path(item.stored_path).unlink(missing_ok=True)
         raise
-    if not stored:
+    if not parts.stored:
         raise ApiError(400, "no_files", f"no files in the multipart field '{FILE_FIELD}'")
-    return stored
+    return parts.stored
 
 
-def _parse(reader: _Reader, boundary: bytes, folder: Path, root: Path, stored: list[StoredUpload]) -> None:
-    delim = b"--" + boundary
-    buf = b""
-    # Preamble up to the first delimiter line.
-    while True:
-        at = buf.find(delim)
-        if at >= 0:
-            buf = buf[at + len(delim):]
-            break
-        chunk = reader.read()
-        if not chunk:
-            raise ApiError(400, "invalid_multipart", "no multipart boundary in the body")
-        buf = buf[-len(delim):] + chunk
-    sep = b"\r\n" + delim
-    while True:
-        while len(buf) < 2:
-            chunk = reader.read()
-            if not chunk:
-                raise ApiError(400, "invalid_multipart", "the multipart body ended early")
-            buf += chunk
-        if buf.startswith(b"--"):
-            reader.drain()  # epilogue
-            return
-        if not buf.startswith(b"\r\n"):
-            raise ApiError(400, "invalid_multipart", "malformed multipart delimiter")
-        buf = buf[2:]
-        while b"\r\n\r\n" not in buf:
-            if len(buf) > MAX_PART_HEADER_BYTES:
-                raise ApiError(400, "invalid_multipart", "multipart part headers are too long")
-            chunk = reader.read()
-            if not chunk:
-                raise ApiError(400, "invalid_multipart", "the multipart body ended in a part header")
-            buf += chunk
-        head, buf = buf.split(b"\r\n\r\n", 1)
-        headers = BytesHeaderParser(policy=HTTP).parsebytes(head + b"\r\n\r\n")
-        disposition = headers.get("Content-Disposition", "")
-        msg = Message(policy=HTTP)
-        msg["Content-Disposition"] = disposition or "form-data"
-        field = msg.get_param("name", header="content-disposition")
-        filename = msg.get_filename()
-        sink: _FileSink | None = None
-        if field == FILE_FIELD and filename:
-            safe = sanitize_filename(filename)
-            check_extension(safe)
-            sink = _FileSink(folder, root, safe)
+def _feed(stream: BinaryIO, left: int, parser: MultipartParser, parts: _Parts, delimiter: bytes) -> None:
+    """Feed exactly `left` bytes of the body to the parser, a chunk at a time (memory stays flat); the preamble
+    before the first delimiter, which RFC 2046 allows and python-multipart does not, is skipped here."""
+    preamble: bytes | None = b""
+    while left > 0:
+        data = stream.read(min(_CHUNK, left))
+        if not data:
+            raise ApiError(400, "truncated_body", "the request body ended early")
+        left -= len(data)
+        if preamble is not None:
+            at = (preamble + data).find(delimiter)
+            if at < 0:
+                preamble = (preamble + data)[-len(delimiter):]
+                continue
+            data, preamble = (preamble + data)[at:], None
         try:
-            buf = _copy_part(reader, buf, sep, sink)
-            if sink is not None:
-                stored.append(sink.finish())
-                sink = None
-        finally:
-            if sink is not None:
-                sink.abort()
-
-
-def _copy_part(reader: _Reader, buf: bytes, sep: bytes, sink: _FileSink | None) -> bytes:
-    """Copy part data up to the next delimiter into `sink`; return what follows the delimiter."""
-    while True:
-        at = buf.find(sep)
-        if at >= 0:
-            if sink is not None:
-                sink.write(buf[:at])
-            return buf[at + len(sep):]
-        keep = len(sep) - 1
-        if len(buf) > keep:
-            if sink is not None:
-                sink.write(buf[:-keep])
-            buf = buf[-keep:]
-        chunk = reader.read()
-        if not chunk:
-            raise ApiError(400, "invalid_multipart", "the multipart body ended inside a part")
-        buf += chunk
+            parser.write(data)
+        except MultipartParseError as exc:
+            raise ApiError(400, "invalid_multipart", "malformed multipart/form-data body") from exc
+    if preamble is not None:
+        raise ApiError(400, "invalid_multipart", "no multipart boundary in the body")
+    if not parts.ended:
+        raise ApiError(400, "invalid_multipart", "the multipart body ended before its closing boundary")
 
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)

@@ -188,3 +188,14 @@ def test_allowed_extensions() -> None:
 def test_content_disposition_is_safe(name: str, header: str) -> None:
     assert content_disposition(name) == header
     assert "\r" not in content_disposition(name) and "\n" not in content_disposition(name)
+
+
+def test_body_cut_off_mid_part_is_400_and_stores_nothing(tmp_path: Path) -> None:
+    whole = multipart([("files", "first.txt", b"complete"), ("files", "second.txt", b"y" * 100_000)])
+    cut = whole[: whole.index(b"y" * 100) + 5000]
+    for body, length in ((cut, len(cut)), (cut, len(whole))):  # closing boundary missing; stream ends early
+        with pytest.raises(ApiError) as err:
+            save_uploads(io.BytesIO(body), f"multipart/form-data; boundary={BOUNDARY}", length, tmp_path, OWNER,
+                         10 * 1024 * 1024)
+        assert err.value.status == 400
+        assert not list((tmp_path / OWNER).iterdir())  # the complete first file and the partial one are gone
