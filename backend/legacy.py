@@ -21,6 +21,7 @@ _STEPS: tuple[tuple[str, str, str], ...] = (
     ("rerank", "Reranking results", "rerank_done"),
     ("expand", "Expanding context window", "context_expand_done"),
 )
+_EVENT_OF = {key: event for key, _, event in _STEPS}
 
 
 def is_event_list(value: Any) -> bool:
@@ -50,9 +51,48 @@ def present(message: dict[str, Any]) -> dict[str, Any]:
         return message
     meta = split_steps(message.get("metadata") or {})
     events = meta.get("events")
-    if not is_step_list(meta.get("steps")) and is_event_list(events):
+    if not is_event_list(events):
+        return {**message, "metadata": meta}
+    if is_step_list(meta.get("steps")):
+        meta["steps"] = ran_only(meta["steps"], events)
+    else:
         meta["steps"] = legacy_steps(events, message.get("content", ""), meta)
     return {**message, "metadata": meta}
+
+
+def ran_only(steps: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """localGPT's own saved steps, less the phases Docent's events say did not run.
+
+    localGPT's client starts from a fixed plan (decompose, retry, rerank, ...) and marks every step
+    done when the answer completes, so the steps it saves claim phases that never ran (a rerank
+    with no reranker installed, a retry that was not needed). The RAG API's events for the same
+    turn say what ran: those steps are kept, a skipped rerank says so, the rest are left out.
+    """
+    seen = {e.get("type"): e.get("data") or {} for e in events}
+    if "direct_answer" in seen:
+        return steps
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        key = step.get("key")
+        if key == "rerank" and "rerank_skipped" in seen:
+            out.append(_skipped_rerank(seen["rerank_skipped"]))
+        elif key in _EVENT_OF and not _ran(key, seen):
+            continue
+        elif key == "answer" and not (isinstance(step.get("details"), list) and step["details"]):
+            continue  # "Answering sub-queries" with no sub-answers: Docent answers a question once
+        else:
+            out.append(step)
+    return out
+
+
+def _ran(key: str, seen: dict[str, Any]) -> bool:
+    event = _EVENT_OF[key]
+    return event in seen and not (key == "rerank" and seen[event].get("reranked") is False)
+
+
+def _skipped_rerank(data: dict[str, Any]) -> dict[str, Any]:
+    reason = data.get("reason") or "no reranker is configured"
+    return {"key": "rerank", "label": "Reranking skipped", "status": "done", "details": f"Not reranked: {reason}."}
 
 
 def legacy_steps(events: list[dict[str, Any]], answer: str, meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -63,7 +103,10 @@ def legacy_steps(events: list[dict[str, Any]], answer: str, meta: dict[str, Any]
     status = "error" if meta.get("status") == "error" else "done"
     steps: list[dict[str, Any]] = []
     for key, label, event in _STEPS:
-        if event not in seen or (key == "rerank" and seen[event].get("reranked") is False):
+        if key == "rerank" and "rerank_skipped" in seen:
+            steps.append(_skipped_rerank(seen["rerank_skipped"]))
+            continue
+        if not _ran(key, seen):
             continue
         steps.append({"key": key, "label": label, "status": "done", "details": _details(key, seen[event])})
     steps.append({"key": "final", "label": "Final answer", "status": status,

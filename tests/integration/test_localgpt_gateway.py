@@ -155,3 +155,44 @@ def test_the_same_question_and_answer_twice_are_two_turns_in_either_order(client
         assert _client_save(client, sid, "Same?", "Same.").status == 200
     messages = client.get(f"/sessions/{sid}").json["messages"]
     assert len(messages) == 8 and all(m["metadata"].get("events") for m in messages[1::2])
+
+
+def _client_plan(answer: str) -> list[dict]:
+    """The steps localGPT's client saves after a streamed turn: its whole fixed plan, every step ticked
+    done at `complete` (session-chat.tsx), whatever ran."""
+    details = {"decompose": [], "retrieval": "Retrieval complete.", "retry": "", "rerank": "Reranking results...",
+               "expand": "Context expansion complete.", "answer": "Answering sub-queries...", "synthesize": ""}
+    labels = {"analyze": "Analyzing user question", "decompose": "Generating sub-queries",
+              "retrieval": "Retrieving context", "retry": "Rechecking weak evidence", "rerank": "Reranking results",
+              "expand": "Expanding context window", "answer": "Answering sub-queries",
+              "synthesize": "Putting everything together"}
+    steps = [{"key": k, "label": label, "status": "done", "details": details.get(k, "")} for k, label in labels.items()]
+    return [*steps, {"key": "final", "label": "Final answer", "status": "done",
+                     "details": {"answer": answer, "source_documents": SOURCES}}]
+
+
+def test_a_rerank_that_did_not_run_is_shown_as_skipped_with_a_warning(client: Client) -> None:
+    """localGPT's default `ai_rerank: true` on an install without a reranker: the RAG API emits
+    `rerank_skipped` and a warning; the reloaded steps (the client's own, or derived) must not tick a
+    rerank, nor the phases that never ran, and the warning is there for the client to read."""
+    why = "no RERANKER_MODEL is configured"
+    events = [{"type": "analyze", "data": {}}, {"type": "retrieval_started", "data": {}},
+              {"type": "retrieval_done", "data": {"count": 3}}, {"type": "rerank_skipped", "data": {"reason": why}},
+              {"type": "context_expand_started", "data": {}}, {"type": "context_expand_done", "data": {"count": 3}},
+              {"type": "complete", "data": {}}]
+    for client_saves in (True, False):
+        sid = _session(client)
+        question, answer = f"Who approves leave ({client_saves})?", "The manager [1]."
+        turn = {"turn_id": uuid.uuid4().hex, "question": question, "answer": answer, "answer_source": "extractive",
+                "source_documents": SOURCES, "steps": events, "status": "complete", "error": None,
+                "warnings": [f"reranking skipped: {why}"]}
+        assert client.post(f"/sessions/{sid}/messages/save", turn).status == 201
+        if client_saves:
+            assert _client_save(client, sid, question, answer, _client_plan(answer)).status == 200
+        meta = client.get(f"/sessions/{sid}").json["messages"][1]["metadata"]
+        steps = {s["key"]: s for s in meta["steps"]}
+        assert list(steps) == (["analyze", "retrieval", "rerank", "expand", "synthesize", "final"] if client_saves
+                               else ["analyze", "retrieval", "rerank", "expand", "final"]), meta["steps"]
+        assert steps["rerank"]["label"] == "Reranking skipped" and why in steps["rerank"]["details"]
+        assert "complete" not in steps["rerank"]["details"].lower()
+        assert any("reranking skipped" in w for w in meta["warnings"]), meta
