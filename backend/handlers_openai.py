@@ -4,9 +4,11 @@ RAGFlow, AnythingLLM and Open WebUI users point their tools at an OpenAI base UR
 model name picks what is searched: `docent/<index name or id>` (one index), `docent` (no
 index: general chat with the configured model). The answer is the RAG API's checked answer,
 with its `[n]` markers in the text and its citations in the `docent` extension field of the
-completion (and of a stream's last chunk). A stream sends the answer once it has passed its
-checks (the RAG API may repair or replace what the model first wrote), then `[DONE]`. Auth is
-the gateway's bearer token, as for every route.
+completion (and of a stream's last chunk). A stream sends the model's tokens as deltas as the RAG
+API produces them; the checks run on the whole answer, so when they repair or replace what was
+streamed, a last delta says so and carries the checked answer (and `docent.answer` holds it),
+since an OpenAI stream cannot take text back. An extractive answer is produced whole and is
+sent whole. Auth is the gateway's bearer token, as for every route.
 """
 
 from __future__ import annotations
@@ -92,6 +94,8 @@ def _payload(app: App, data: dict[str, Any], who: Principal) -> tuple[dict[str, 
         raise ApiError(400, "invalid_field", f"the question is longer than {MAX_MESSAGE_CHARS} characters")
     payload: dict[str, Any] = {"query": turns[-1]["content"], "indexes": _indexes(app, model, who),
                                "conversation_history": turns[:-1][-100:]}
+    if isinstance(data.get("backend"), str):  # Docent's extension (`extra_body`): the RAG API checks the name
+        payload["backend"] = data["backend"]
     max_tokens = data.get("max_tokens", data.get("max_completion_tokens"))
     if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and 1 <= max_tokens <= 4096:
         payload["max_tokens"] = max_tokens
@@ -148,7 +152,8 @@ def _chunk(cid: str, created: int, model: str, delta: dict[str, Any], finish: st
 
 
 def _stream(upstream: Any, cid: str, created: int, model: str, system: bool) -> Iterator[bytes]:
-    """OpenAI's chunk stream: the role, the checked answer, a last chunk with usage and citations, [DONE]."""
+    """OpenAI's chunk stream: the role, a delta per token, the checked answer if it differs, usage and citations."""
+    streamed: list[str] = []
     try:
         yield _chunk(cid, created, model, {"role": "assistant", "content": ""}, None)
         for event, data in read_frames(upstream):
@@ -156,11 +161,23 @@ def _stream(upstream: Any, cid: str, created: int, model: str, system: bool) -> 
                 message = data.get("message") or data.get("error") or "the answer could not be produced"
                 yield f"data: {json.dumps({'error': {'message': message, 'code': data.get('code')}})}\n\n".encode()
                 break
+            if event == "token" and isinstance(data.get("text"), str) and data["text"]:
+                streamed.append(data["text"])
+                yield _chunk(cid, created, model, {"content": data["text"]}, None)
+                continue
             if event != "complete":
                 continue
             result = display_names(data)
-            yield _chunk(cid, created, model, {"content": result.get("answer", "")}, None)
-            yield _chunk(cid, created, model, {}, "stop", usage=_usage(result), **{PREFIX: _extension(result, system)})
+            answer = result.get("answer", "")
+            tail, ext = _after_tokens("".join(streamed), answer), _extension(result, system)
+            ext["answer"] = answer  # the checked answer, whatever the deltas said
+            if streamed and tail:
+                ext["streamed_draft_replaced"] = True
+                ext["warnings"] = [*(ext.get("warnings") or []), "the streamed draft did not pass Docent's checks "
+                                   f"as written ({result.get('answer_source')}): the checked answer follows it"]
+            if tail:
+                yield _chunk(cid, created, model, {"content": tail}, None)
+            yield _chunk(cid, created, model, {}, "stop", usage=_usage(result), **{PREFIX: ext})
             break
     except (OSError, ValueError):
         message = "the RAG API ended the stream without an answer"
@@ -168,3 +185,14 @@ def _stream(upstream: Any, cid: str, created: int, model: str, system: bool) -> 
     finally:
         upstream.close()
     yield b"data: [DONE]\n\n"
+
+
+def _after_tokens(streamed: str, answer: str) -> str:
+    """What still has to be sent once the checked `answer` is known: nothing when the tokens already
+    said it (up to spacing), the whole answer when nothing was streamed, else the checked answer after
+    a line that says the draft above was not kept."""
+    if not streamed:
+        return answer
+    if " ".join(streamed.split()) == " ".join(answer.split()):
+        return ""
+    return f"\n\n---\nChecked answer (the draft above was not kept as written):\n\n{answer}"

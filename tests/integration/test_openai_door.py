@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from testkit.processes import GatewayProcess, RagApiProcess, free_port
+from testkit.stack import MODEL_ENV
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +30,8 @@ def door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     data = tmp_path_factory.mktemp("door") / "data"
     gw_port, rag_port = free_port(), free_port()
     gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", token=TOKEN)
-    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", token=TOKEN)
+    # extractive by default; the packaged model answers a request that asks for `backend: llamacpp`
+    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", token=TOKEN, **MODEL_ENV)
     gateway.start(wait_s=30)
     try:
         rag.start(wait_s=240)
@@ -73,6 +76,35 @@ def test_a_streamed_completion_ends_with_its_citations(client) -> None:  # type:
     last = chunks[-1]
     assert last.choices[0].finish_reason == "stop"
     assert last.model_extra["docent"]["citations"][0]["document_name"] == "policy.md"
+
+
+def test_a_model_answer_streams_as_it_is_written(client) -> None:  # type: ignore[no-untyped-def]
+    """With a model answering, the deltas are its tokens, sent as the RAG API produces them: several
+    content chunks, the first of them received before the stream's final chunk (compared by order of
+    arrival, not by a time limit), and the checked answer in `docent.answer` at the end."""
+    import importlib.util
+
+    from rag_system.generation.models import CATALOG, installed
+
+    if importlib.util.find_spec("llama_cpp") is None or not installed(CATALOG[MODEL_ENV["LLM_GGUF"]]):
+        pytest.skip("the packaged model or llama-cpp-python is not installed")
+    arrivals: list[tuple[float, object]] = []
+    for chunk in client.chat.completions.create(model="docent/Handbook", stream=True,
+                                                messages=[{"role": "user", "content": QUESTION}],
+                                                extra_body={"backend": "llamacpp"}):
+        arrivals.append((time.monotonic(), chunk))
+    last = arrivals[-1][1]
+    ext = last.model_extra["docent"]  # type: ignore[attr-defined]
+    assert ext.get("backend") == "llamacpp", ext  # the model was asked for (Docent's `backend` extension)
+    content = [(t, c) for t, c in arrivals if c.choices and c.choices[0].delta.content]  # type: ignore[attr-defined]
+    assert len(content) >= 2, [c.choices[0].delta.content for _, c in content]  # type: ignore[attr-defined]
+    assert content[0][0] < arrivals[-1][0] and arrivals.index(content[0]) < len(arrivals) - 1
+    assert last.choices[0].finish_reason == "stop"  # type: ignore[attr-defined]
+    text = "".join(c.choices[0].delta.content for _, c in content)  # type: ignore[attr-defined]
+    assert ext["answer"] and ext["answer"] in text  # the checked answer is what the stream ends with
+    assert bool(ext.get("streamed_draft_replaced")) == (" ".join(text.split()) != " ".join(ext["answer"].split()))
+    print(f"\nopenai stream: {len(content)} content chunks; first after {content[0][0] - arrivals[0][0]:.2f} s, "
+          f"last chunk after {arrivals[-1][0] - arrivals[0][0]:.2f} s; source {ext['answer_source']}")
 
 
 def test_general_chat_and_unknown_models(client) -> None:  # type: ignore[no-untyped-def]
