@@ -61,4 +61,8 @@ def read_build_options(raw: dict[str, Any]) -> BuildOptions:
         out.warnings.append("docling_chunk is not applied: Docent always chunks by document structure")
     if body.get("retrieval_mode") not in (None, "hybrid", "vector_only", "fts_only"):
         raise ApiError(400, "invalid_option", "retrieval_mode must be one of hybrid, vector_only, fts_only")
+    if body.get("retrieval_mode") in ("vector_only", "fts_only"):
+        out.warnings.append(f"retrieval_mode {body['retrieval_mode']} is not applied to the build: every index "
+                            "has both the vector and the full-text table; choose the mode per question "
+                            "(retrieval_mode or search_type on chat)")
     return out
