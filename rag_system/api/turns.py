@@ -1,7 +1,7 @@
 """One chat turn as it happens: its steps, streamed text, outcome, and the record saved to the gateway.
 
 The saved record is the contract's body for `POST /sessions/<id>/messages/save`:
-`turn_id, question, answer, answer_source, citations, source_documents, steps,
+`turn_id, question, answer, answer_source, citations, warnings, source_documents, steps,
 token_usage, timings_ms, status (complete|error|cancelled), error`.
 `steps` are the pipeline's events in order, except `token`; the first token
 adds one `first_token {"at_ms"}` step instead, so a reloaded answer can show
@@ -73,6 +73,7 @@ class Turn:
             "answer": done["answer"] if done else "".join(self.tokens),
             "answer_source": done.get("answer_source") if done else None,
             "citations": done.get("citations", []) if done else [],
+            "warnings": done.get("warnings", []) if done else [],  # what was not done as asked (a skipped rerank)
             "source_documents": done.get("source_documents", []) if done else [],
             "steps": self.steps,
             "token_usage": done.get("token_usage", {}) if done else {},

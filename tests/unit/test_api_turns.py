@@ -9,7 +9,7 @@ from rag_system.api.turns import Turn
 from rag_system.indexing.store import IndexNotFoundError
 from rag_system.retrieval.types import RetrievalOptions
 
-KEYS = {"turn_id", "question", "answer", "answer_source", "citations", "source_documents", "steps",
+KEYS = {"turn_id", "question", "answer", "answer_source", "citations", "warnings", "source_documents", "steps",
         "token_usage", "timings_ms", "status", "error"}
 
 
