@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 import urllib.error
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from testkit import REPO_ROOT
@@ -98,3 +100,27 @@ class RagApiProcess(_Process):
             extra["DOCENT_API_TOKEN"] = token
         super().__init__([sys.executable, "-m", "rag_system", "api", "--port", str(port)],
                          base_env(data_dir, **extra), port, data_dir.parent / f"rag-api-{port}.log", token)
+
+
+@contextmanager
+def linked_services(data_dir: Path, gateway_env: dict[str, str] | None = None,
+                    **rag_env: str) -> Iterator[tuple[GatewayProcess, RagApiProcess]]:
+    """A gateway and a RAG API that know each other's ports, started in that order and always stopped.
+
+    Why one helper: each test of the two services together needs the same dance (both ports before
+    either starts, the gateway stopped when the RAG API fails to start), and copies of it drifted.
+    """
+    gw_port, rag_port = free_port(), free_port()
+    gw = GatewayProcess(data_dir, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", **(gateway_env or {}))
+    rag = RagApiProcess(data_dir, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", **rag_env)
+    gw.start(wait_s=30)
+    try:
+        rag.start(wait_s=240)
+    except BaseException:
+        gw.stop()
+        raise
+    try:
+        yield gw, rag
+    finally:
+        rag.stop()
+        gw.stop()

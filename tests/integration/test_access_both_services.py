@@ -23,7 +23,7 @@ from rag_system.api.routes import ROUTE_ACCESS, ROUTES
 from testkit.accounts import LoginClient, create_user
 from testkit.client import Client, read_events
 from testkit.docs import make_pdf
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
+from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 from testkit.stack import wait_build
 
 pytestmark = pytest.mark.slow
@@ -48,16 +48,7 @@ def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Two]:
     create_user(data, "root", "admin", PASSWORDS["root"])
     create_user(data, "ann", "editor", PASSWORDS["ann"])
     create_user(data, "bob", "editor", PASSWORDS["bob"])
-    gw_port, rag_port = free_port(), free_port()
-    gw = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}")
-    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}")
-    gw.start(wait_s=30)
-    try:
-        rag.start(wait_s=240)
-    except BaseException:
-        gw.stop()
-        raise
-    try:
+    with linked_services(data) as (gw, rag):
         t = Two(gw, rag)
         pdf = make_pdf(data.parent / "vault.pdf")
         iid = t.ann.post("/indexes", {"name": "Ann private"}).json["index_id"]
@@ -76,9 +67,6 @@ def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Two]:
                  "job_id": job["job_id"], "token_id": token["id"], "user_id": t.ann.user["id"],
                  "grantee": t.bob.user["id"], "name": iid, "ann_token": token["token"]}
         yield t
-    finally:
-        rag.stop()
-        gw.stop()
 
 
 def _path(pattern: str, ids: dict[str, str]) -> str:

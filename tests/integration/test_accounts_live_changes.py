@@ -18,7 +18,7 @@ import pytest
 
 from testkit.accounts import LoginClient, create_user
 from testkit.client import Client, Reply
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
+from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 from testkit.stack import wait_build
 
 pytestmark = pytest.mark.slow
@@ -58,20 +58,8 @@ class Live:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     data = tmp_path_factory.mktemp("live") / "data"
     data.mkdir(parents=True)
-    gw_port, rag_port = free_port(), free_port()
-    gw = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}")
-    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_GRANT_CHECK_S="0")
-    gw.start(wait_s=30)
-    try:
-        rag.start(wait_s=240)
-    except BaseException:
-        gw.stop()
-        raise
-    try:
+    with linked_services(data, DOCENT_GRANT_CHECK_S="0") as (gw, rag):
         yield Live(gw, rag, data)
-    finally:
-        rag.stop()
-        gw.stop()
 
 
 def _grant(client: LoginClient, **body: Any) -> str:

@@ -28,7 +28,7 @@ import pytest
 
 from testkit.client import Client
 from testkit.docs import make_pdf
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
+from testkit.processes import GatewayProcess, RagApiProcess, free_port, linked_services
 
 pytestmark = pytest.mark.slow
 
@@ -47,18 +47,8 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     data = tmp_path_factory.mktemp("stack") / "data"
-    gw_port, rag_port = free_port(), free_port()
-    gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}")
-    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}")
-    gateway.start(wait_s=30)
-    try:
-        rag.start(wait_s=240)
-    except BaseException:
-        gateway.stop()
-        raise
-    yield Stack(data, gateway, rag)
-    rag.stop()
-    gateway.stop()
+    with linked_services(data) as (gateway, rag):
+        yield Stack(data, gateway, rag)
 
 
 def build_and_wait(gw: Client, index_id: str, timeout_s: float = 300) -> tuple[dict[str, Any], list[dict]]:

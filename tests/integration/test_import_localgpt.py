@@ -19,7 +19,7 @@ from types import ModuleType
 
 import pytest
 
-from testkit.processes import REPO_ROOT, GatewayProcess, RagApiProcess, base_env, free_port
+from testkit.processes import REPO_ROOT, GatewayProcess, RagApiProcess, base_env, linked_services
 
 pytestmark = pytest.mark.slow
 
@@ -70,18 +70,8 @@ def install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dict[s
 @pytest.fixture(scope="module")
 def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProcess, RagApiProcess, Path]]:
     data = tmp_path_factory.mktemp("imported") / "data"
-    gw_port, rag_port = free_port(), free_port()
-    gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}")
-    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}")
-    gateway.start(wait_s=30)
-    try:
-        rag.start(wait_s=240)
-    except BaseException:
-        gateway.stop()
-        raise
-    yield gateway, rag, data
-    rag.stop()
-    gateway.stop()
+    with linked_services(data) as (gateway, rag):
+        yield gateway, rag, data
 
 
 def run_import(data: Path, rag: RagApiProcess, install: dict, *extra: str) -> subprocess.CompletedProcess[str]:

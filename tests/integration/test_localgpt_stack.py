@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from testkit.client import Client, read_events
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
+from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 
 pytestmark = pytest.mark.slow
 
@@ -39,18 +39,8 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     data = tmp_path_factory.mktemp("lstack") / "data"
-    gw_port, rag_port = free_port(), free_port()
-    gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", DOCENT_CORS_ORIGINS=ORIGIN)
-    rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=ORIGIN)
-    gateway.start(wait_s=30)
-    try:
-        rag.start(wait_s=240)
-    except BaseException:
-        gateway.stop()
-        raise
-    yield Stack(gateway, rag)
-    rag.stop()
-    gateway.stop()
+    with linked_services(data, {"DOCENT_CORS_ORIGINS": ORIGIN}, DOCENT_CORS_ORIGINS=ORIGIN) as (gateway, rag):
+        yield Stack(gateway, rag)
 
 
 def stream(port: int, path: str, body: dict[str, Any]) -> tuple[int, list[tuple[str, Any]], Any]:
