@@ -20,8 +20,8 @@ from rag_system.api.main import add_command as add_api_command
 from rag_system.api.main import run_api
 from rag_system.library_cli import LIBRARY_COMMANDS, add_library_commands, run_library_command
 from rag_system.config import ConfigError, load_settings
-from rag_system.indexing.events import BuildEvent
 from rag_system.progress import ProgressReporter
+from rag_system.remote_index import RemoteBuildError, index_through
 from rag_system.running_api import ApiCallError, RunningApi, find_running_api
 
 log = logging.getLogger("rag_system.cli")
@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     idx.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     idx.add_argument("--embedder", default=None, metavar="NAME",
                      help="embedder of a new index (`embedders` lists them; an index keeps its own)")
+    idx.add_argument("--local", action="store_true",
+                     help="build in this process even when a RAG API serves the same store")
 
     ret = sub.add_parser("retrieve", help="rank evidence for a query (no answer)")
     ret.add_argument("query", help="the question or search text")
@@ -86,40 +88,63 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cmd_index(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]
+    reporter = ProgressReporter(sys.stderr)
+    try:
+        result = _index_result(args, settings, reporter.handle)
+    except CliFailure as exc:
+        reporter.close()
+        sys.stderr.write(f"error: {exc}\n")
+        return exc.exit_code
+    reporter.close()
+    if args.json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return EXIT_OK
+    files = result["files"]
+    sys.stdout.write(
+        f"index {result['index']}: {files['added']} added, {files['updated']} updated, "
+        f"{files['unchanged']} unchanged, {files['removed']} removed, "
+        f"{len(files['failed'])} failed; {result['chunks']} chunks from {result['pages']} pages "
+        f"in {result['seconds']:.1f}s\n")
+    for failure in files["failed"]:
+        sys.stdout.write(f"  failed: {failure['path']}: {failure['reason']}\n")
+    return EXIT_OK
+
+
+class CliFailure(RuntimeError):
+    """A build that did not happen, with the exit code it earns (usage or error)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _index_result(args: argparse.Namespace, settings, on_event) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The build summary JSON: by the running RAG API of this store when there is one, else built here."""
+    api = None if args.local else find_running_api(settings)
+    if api is not None:
+        try:
+            remote = index_through(api, args.paths, args.index, args.embedder, on_event)
+        except RemoteBuildError as exc:
+            raise CliFailure(str(exc), EXIT_USAGE if exc.status in (400, 403, 404) else EXIT_ERROR) from exc
+        except OSError as exc:
+            raise CliFailure(f"the RAG API at {api.url} stopped answering ({exc}); run again, or add --local",
+                             EXIT_ERROR) from exc
+        if remote is not None:
+            sys.stderr.write(f"(built by the RAG API at {api.url})\n")
+            return remote
+        sys.stderr.write(f"(the RAG API at {api.url} cannot build these paths; building here)\n")
     from rag_system.indexing.builder import build_index
     from rag_system.indexing.embedder import EmbedderLoadError
     from rag_system.indexing.embedders import UnknownEmbedderError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
 
-    reporter = ProgressReporter(sys.stderr)
-
-    def on_event(event: BuildEvent) -> None:
-        reporter.handle(event)
-
     try:
-        summary = build_index(args.paths, args.index, settings, embedder_name=args.embedder, on_event=on_event)
-    except UnknownEmbedderError as exc:
-        reporter.close()
-        sys.stderr.write(f"error: {exc}\n")
-        return EXIT_USAGE
-    except (FileNotFoundError, InvalidIndexNameError, EmbedderMismatchError, EmbedderLoadError) as exc:
-        reporter.close()
-        sys.stderr.write(f"error: {exc}\n")
-        return EXIT_USAGE if isinstance(exc, (FileNotFoundError, InvalidIndexNameError)) else EXIT_ERROR
-    reporter.close()
-    result = summary.to_json()
-    if args.json:
-        sys.stdout.write(json.dumps(result) + "\n")
-    else:
-        files = result["files"]
-        sys.stdout.write(
-            f"index {summary.index}: {files['added']} added, {files['updated']} updated, "
-            f"{files['unchanged']} unchanged, {files['removed']} removed, "
-            f"{len(files['failed'])} failed; {summary.chunks} chunks from {summary.pages} pages "
-            f"in {summary.seconds:.1f}s\n")
-        for failure in files["failed"]:
-            sys.stdout.write(f"  failed: {failure['path']}: {failure['reason']}\n")
-    return EXIT_OK
+        return build_index(args.paths, args.index, settings, embedder_name=args.embedder,
+                           on_event=on_event).to_json()
+    except (UnknownEmbedderError, FileNotFoundError, InvalidIndexNameError) as exc:
+        raise CliFailure(str(exc), EXIT_USAGE) from exc
+    except (EmbedderMismatchError, EmbedderLoadError) as exc:
+        raise CliFailure(str(exc), EXIT_ERROR) from exc
 
 
 def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]

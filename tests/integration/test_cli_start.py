@@ -80,3 +80,33 @@ def test_retrieve_goes_through_the_running_api_of_the_same_store(tmp_path: Path,
         other = api_settings(tmp_path / "elsewhere", RAG_API_PORT=str(api.port))
         assert find_running_api(other) is None
         assert find_running_api(api_settings(tmp_path / "data", RAG_API_PORT=str(api.port))) is not None
+
+
+def test_index_goes_through_the_running_api_and_falls_back_for_paths_it_may_not_read(tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                                     embedder) -> None:
+    settings = api_settings(tmp_path / "data")
+    inside = write_docs(tmp_path / "data" / "uploads" / "kb")  # the API may read its upload folder
+    outside = write_docs(tmp_path / "elsewhere")  # but nothing else (DOCENT_INDEX_ROOTS is unset)
+    with running_api(settings, embedder) as api:
+        env = {**os.environ, "DOCENT_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1",
+               "RAG_API_URL": f"http://{api.host}:{api.port}"}
+        first = _cli(["index", str(inside), "--index", "kb", "--json"], env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert "built by the RAG API" in first.stderr
+        assert json.loads(first.stdout)["files"]["added"] == len(list(inside.iterdir()))
+        assert "lancedb" not in _imported(first.stderr) and "torch" not in _imported(first.stderr)
+        # the API's own job did the work: its index answers a search
+        status, _, found = api.call("POST", "/retrieve", {"query": "annual leave days", "index": "kb"})
+        assert status == 200 and found["results"], found
+        again = _cli(["index", str(inside), "--index", "kb"], env)
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert f"0 added, 0 updated, {len(list(inside.iterdir()))} unchanged" in again.stdout
+        assert "lancedb" not in _imported(again.stderr)
+        # refused by the API (a bad name) is the CLI's usage error, with the API's reason
+        bad = _cli(["index", str(inside), "--index", "no/slash"], env)
+        assert bad.returncode == 2 and "error:" in bad.stderr
+        # a folder the API may not read is built here, and the CLI says so
+        local = _cli(["index", str(outside), "--index", "mine", "--json"], env)
+        assert local.returncode == 0, local.stderr[-2000:]
+        assert "building here" in local.stderr and "lancedb" in _imported(local.stderr)
+        assert json.loads(local.stdout)["files"]["added"] == len(list(outside.iterdir()))
