@@ -43,7 +43,7 @@ def put_share(app: App, req: Request) -> Response:
 
 
 def remove_share(app: App, req: Request) -> Response:
-    """Revoke: the gateway refuses at once; the RAG API refuses grants issued before within DOCENT_GRANT_CHECK_S."""
+    """Revoke: the gateway refuses at once; the RAG API refuses older grants at their next use (GRANT_CHECK_S)."""
     index = index_or_404(app, req.params["index_id"])
     grantee = _grantee(app, req.params["grantee"])
     removed = app.store.remove_share(index["id"], grantee)

@@ -137,7 +137,7 @@ class Settings:
     # Accounts (Documentation/security.md): the secret the gateway signs access grants with.
     auth_secret: str = field(default="", metadata=_env("DOCENT_AUTH_SECRET"), repr=False)
     # How long the RAG API trusts a user's revocation epoch from the gateway (rag_system/api/grant_epochs.py).
-    grant_check_s: float = field(default=2.0, metadata=_env("DOCENT_GRANT_CHECK_S"))
+    grant_check_s: float = field(default=0.0, metadata=_env("DOCENT_GRANT_CHECK_S"))
     cors_origins: str = field(default="http://localhost:3000,http://127.0.0.1:3000",
                               metadata=_env("DOCENT_CORS_ORIGINS"))
     gateway_url: str = field(default="http://127.0.0.1:8000", metadata=_env("DOCENT_GATEWAY_URL"))

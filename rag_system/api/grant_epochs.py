@@ -4,8 +4,9 @@ The gateway bumps a user's epoch when it disables them, changes their role or pa
 removes a share naming them (a share with everyone bumps every user's, through the global epoch);
 `GET /auth/epoch?user=<id>` answers the current value to the service token. A grant whose `ep` is
 below it is refused (401 `grant_revoked`: the web app asks for a new grant, which the gateway then
-refuses or narrows). The value is kept `DOCENT_GRANT_CHECK_S` seconds per user (2 by default), so
-a revocation reaches grants already issued within that, instead of the grant's whole TTL; nothing
+refuses or narrows). By default (`DOCENT_GRANT_CHECK_S=0`) it is asked on every
+grant-authenticated request, so a revocation reaches grants already issued on their next use; a
+positive value keeps it that many seconds per user, a revocation then taking up to that long. Nothing
 is shared between the services but HTTP. When the gateway cannot be asked, grants are refused
 (503): a revocation must not be missed because the gateway was briefly away.
 """

@@ -3,9 +3,9 @@
 Both services start on an empty data directory (single-user mode, no secret). The first user is then
 made with the real `python -m backend create-user` CLI while they run: the RAG API must refuse a
 request without a grant from then on, with no restart, and still serve the gateway and grants. With
-`DOCENT_GRANT_CHECK_S=0` the RAG API asks the gateway for the user's revocation epoch on every
-grant, so "the next request after a revocation is refused" is deterministic here (the default keeps
-the answer 2 s; eval/grant_revocation.py measures that window).
+the default settings (`DOCENT_GRANT_CHECK_S=0`) the RAG API asks the gateway for the user's revocation
+epoch on every grant, so "the next request after a revocation is refused" holds exactly, and is
+tested so; eval/grant_revocation.py measures the window a positive setting opens.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Live:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     data = tmp_path_factory.mktemp("live") / "data"
     data.mkdir(parents=True)
-    with linked_services(data, DOCENT_GRANT_CHECK_S="0") as (gw, rag):
+    with linked_services(data) as (gw, rag):  # the default DOCENT_GRANT_CHECK_S
         yield Live(gw, rag, data)
 
 
