@@ -201,29 +201,42 @@ def test_every_api_ts_method_resolves_from_node(lgpt: LocalGptStack, localgpt_bu
 
 
 def test_imported_localgpt_history_shows_in_both_web_apps(page: Any, lgpt: LocalGptStack, tmp_path: Path) -> None:
-    """`import-localgpt` on a database written by localGPT's own code: its conversation opens in both clients."""
-    from tests.integration.test_import_localgpt import localgpt_database
+    """`import-localgpt` on a database written by localGPT's own code (3 sessions, 12 messages, 2 indexes):
+    the counts reported, every conversation in both clients, and a question answered from the re-indexed files."""
+    from tests.integration.test_import_localgpt import SESSIONS, localgpt_install
 
-    db = localgpt_database().ChatDatabase(str(tmp_path / "chat_data.db"))
-    sid = db.create_session("Imported chat", "qwen3.5:9b")
-    db.add_message(sid, "Where is the zephyr turbine?", "user")
-    db.add_message(sid, "It stands on the quillwort ridge.", "assistant",
-                   {"source_documents": [{"document_name": "sites.md", "text": "the quillwort ridge", "score": 1.0}]})
-    done = subprocess.run([sys.executable, "-m", "backend", "import-localgpt", "--db", str(tmp_path / "chat_data.db"),
-                           "--no-build"], env=base_env(lgpt.data, RAG_API_URL=lgpt.rag.url), cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0 and "messages: 2 imported" in done.stdout, done.stdout + done.stderr
+    install = localgpt_install(tmp_path)
+    sid = install["ids"]["s0"]  # "Leave questions", linked to the HR handbook index
+    done = subprocess.run([sys.executable, "-m", "backend", "import-localgpt", "--db", str(install["db"]),
+                           "--uploads", str(install["uploads"])], env=base_env(lgpt.data, RAG_API_URL=lgpt.rag.url),
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "sessions: 3 imported" in out and "messages: 12 imported" in out and "indexes: 2 imported" in out, out
 
     page.goto(lgpt.app.url, wait_until="networkidle")  # localGPT's client: its sidebar, then the conversation
     page.get_by_role("button", name="LLM Chat").click()
-    _sidebar_row(page, "Imported chat").locator("button").first.click()
-    page.get_by_text("It stands on the quillwort ridge.").first.wait_for(timeout=60_000)
-    page.get_by_text("Where is the zephyr turbine?").first.wait_for(timeout=30_000)
+    for title, _ in SESSIONS:
+        _sidebar_row(page, title).wait_for(timeout=30_000)
+    _sidebar_row(page, "Leave questions").locator("button").first.click()
+    for turn in range(2):
+        page.get_by_text(f"Leave questions question {turn}?").first.wait_for(timeout=60_000)
+        page.get_by_text(f"Leave questions answer {turn}.").first.wait_for(timeout=30_000)
     page.get_by_text("Sources:").first.wait_for(timeout=30_000)
     _no_object_object(page)
 
-    page.goto(f"{lgpt.web.url}/#/chat/{sid}")  # Docent's own web app
+    page.goto(f"{lgpt.web.url}/#/chat/{sid}")  # Docent's own web app: the same history, and it answers
     page.wait_for_selector("body[data-ready=true]", timeout=60_000)
-    page.locator(".msg.assistant", has_text="It stands on the quillwort ridge.").first.wait_for(timeout=60_000)
-    page.locator(f".session[data-id='{sid}']", has_text="Imported chat").wait_for(timeout=30_000)
+    for title, _ in SESSIONS:
+        page.locator(".session", has_text=title).first.wait_for(timeout=30_000)
+    for turn in range(2):
+        page.locator(".msg.assistant", has_text=f"Leave questions answer {turn}.").first.wait_for(timeout=60_000)
+    page.fill("#question", "How many days of annual leave are accrued?")
+    page.click("#send")
+    asked = page.locator(".msg.assistant").nth(2)  # after the two imported answers (their sources say "25 days" too)
+    page.wait_for_function("() => document.querySelectorAll('.msg.assistant')[2]?.dataset.state === 'complete'",
+                           timeout=180_000)
+    assert "25 days" in asked.locator(".answer").inner_text(), asked.inner_text()  # from policy.md, re-indexed
+    shot = ARTIFACTS / "localgpt-imported-in-docent.png"
+    page.screenshot(path=str(shot))
     assert page.failures == [], page.failures

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.slow
 LOCALGPT_DB = Path("/work/shared/localgpt-app/backend/database.py")
 POLICY = "# Leave policy\n\nEmployees accrue 25 days of annual leave per year.\n"
 TURBINE = "# Zephyr turbine\n\nThe zephyr turbine gearbox is inspected every 18 months.\n"
+#: The sessions of the install (title, the index it is linked to), two questions and answers each.
+SESSIONS = (("Leave questions", "hr"), ("Turbine", "plant"), ("Chit-chat", None))
 
 
 def localgpt_database() -> ModuleType:
@@ -38,10 +41,9 @@ def localgpt_database() -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
-def install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dict[str, str]]:
-    """A localGPT install: chat_data.db written by its own ChatDatabase, and its upload folder."""
-    root = tmp_path_factory.mktemp("localgpt")
+def localgpt_install(root: Path) -> dict[str, Any]:
+    """A localGPT install under `root`: chat_data.db written by its own ChatDatabase (3 sessions,
+    12 messages, 2 indexes, one document's file deleted afterwards) and its upload folder."""
     uploads = root / "shared_uploads"
     uploads.mkdir()
     (uploads / "policy.md").write_text(POLICY)
@@ -54,7 +56,7 @@ def install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dict[s
     db.add_document_to_index(ids["hr"], "policy.md", str(uploads / "policy.md"))
     db.add_document_to_index(ids["hr"], "gone.pdf", str(uploads / "gone.pdf"))
     db.add_document_to_index(ids["plant"], "turbine.md", "shared_uploads/turbine.md")  # relative, as it ran
-    for n, (name, index) in enumerate((("Leave questions", "hr"), ("Turbine", "plant"), ("Chit-chat", None))):
+    for n, (name, index) in enumerate(SESSIONS):
         sid = db.create_session(name, "qwen3.5:9b")
         ids[f"s{n}"] = sid
         if index:
@@ -62,9 +64,15 @@ def install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dict[s
         for turn in range(2):
             db.add_message(sid, f"{name} question {turn}?", "user")
             db.add_message(sid, f"{name} answer {turn}.", "assistant",
-                           {"source_documents": [{"document_name": "policy.md", "text": "25 days"}]} if index else {})
+                           {"source_documents": [{"document_name": "policy.md", "text": "25 days", "score": 0.82}]}
+                           if index else {})  # localGPT stores its retrieval score; its client shows scored sources
     (uploads / "gone.pdf").unlink()  # a document whose file is gone: reported, not fatal
     return {"db": root / "chat_data.db", "uploads": uploads, "root": root, "ids": ids}
+
+
+@pytest.fixture(scope="module")
+def install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return localgpt_install(tmp_path_factory.mktemp("localgpt"))
 
 
 @pytest.fixture(scope="module")
