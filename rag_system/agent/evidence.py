@@ -1,14 +1,14 @@
 """Evidence gathering for one question: pooled first stage, one retry, one rerank, expansion.
 
 Split from the pipeline so each stage reads as one call with typed inputs and
-outputs. Sub-queries (from decomposition) are searched separately and pooled
+outputs: every step returns a new `Evidence` (nothing is filled in place), and
+`Stages` (agent/stages.py) times and announces them. Sub-queries (from decomposition) are searched separately and pooled
 by reciprocal-rank fusion, so each part contributes its best hits; reranking
 then runs once, against the user's whole question.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,7 +16,7 @@ import docent_native
 
 from rag_system.agent.reformulate import pick_better, reformulate
 from rag_system.agent.types import TextGenerator
-from rag_system.generation.synthesis import Emit
+from rag_system.agent.stages import Stages
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.retrieval.expand import expand_neighbours
 from rag_system.retrieval.types import Candidate, RetrievalOptions, RetrievalResult
@@ -39,54 +39,56 @@ class Evidence:
 
 
 def gather(engine: RetrievalEngine, queries: list[str], indexes: tuple[str, ...], options: RetrievalOptions,
-           emit: Emit, timings: dict[str, float], *, retry: bool, generator: TextGenerator | None = None,
+           stages: Stages, *, retry: bool, generator: TextGenerator | None = None,
            rerank_query: str | None = None) -> Evidence:
+    """The first stage (one retry if weak), then rerank/select: each step a new `Evidence`."""
     first = replace(options, rerank=False)
-    emit("retrieval_started", {"queries": queries, "mode": options.mode, "k": options.k})
-    t = time.perf_counter()
-    evidence = _search(engine, queries, indexes, first)
-    timings["retrieval_ms"] = (time.perf_counter() - t) * 1000
-    emit("retrieval_done", _summary(evidence.result))
+    evidence = stages.run("retrieval", lambda: _search(engine, queries, indexes, first),
+                          started={"queries": queries, "mode": options.mode, "k": options.k},
+                          done=lambda found: _summary(found.result))
     if retry and evidence.result.evidence_score < WEAK_EVIDENCE:
-        top = [c.text for c in evidence.candidates[:5]]
-        alternative = reformulate(" ".join(queries), top, generator)
-        if alternative is not None:
-            t = time.perf_counter()
-            second = _search(engine, [alternative], indexes, first)
-            second.retried_with = alternative
-            timings["retry_ms"] = (time.perf_counter() - t) * 1000
-            better = pick_better(_Scored(evidence), _Scored(second)).evidence
-            emit("retrieval_retry", {"query": alternative, "kept": "retry" if better is second else "original",
-                                     "evidence_score": round(second.result.evidence_score, 4),
-                                     "original_evidence_score": round(evidence.result.evidence_score, 4),
-                                     # localGPT's names for the same figures: what was weak, and how weak
-                                     "signal": "evidence_score", "score_before": round(evidence.result.evidence_score, 4),
-                                     "score_after": round(second.result.evidence_score, 4)})
-            runs = evidence.runs + second.runs  # the inspector shows both searches
-            evidence = better
-            evidence.runs = runs
+        evidence = _retry(engine, evidence, queries, indexes, first, stages, generator)
     if options.rerank and evidence.result.candidates:
-        reranker, status = engine.reranker()
-        if reranker is None:  # said as what it is: no rerank phase that did not run
-            why = status.error or "no RERANKER_MODEL is configured"
-            evidence.result.warnings.append(f"reranking skipped: {why}")
-            emit("rerank_skipped", {"reason": why})
-            return evidence
-        emit("rerank_started", {"count": len(evidence.result.candidates)})
-        t = time.perf_counter()
-        result = evidence.result
-        result.query = rerank_query or result.query
-        engine.rerank(result, options)
-        timings["rerank_ms"] = (time.perf_counter() - t) * 1000
-        emit("rerank_done", {"kept": len(evidence.candidates), "warnings": result.warnings,
-                             "reranked": result.final is not None})
+        evidence = _rerank(engine, evidence, options, stages, rerank_query)
     return evidence
 
 
+def _retry(engine: RetrievalEngine, evidence: Evidence, queries: list[str], indexes: tuple[str, ...],
+           options: RetrievalOptions, stages: Stages, generator: TextGenerator | None) -> Evidence:
+    """Weak evidence: search once more with a reformulated query and keep the better of the two."""
+    alternative = reformulate(" ".join(queries), [c.text for c in evidence.candidates[:5]], generator)
+    if alternative is None:
+        return evidence
+    second = replace(stages.run("retry", lambda: _search(engine, [alternative], indexes, options)),
+                     retried_with=alternative)
+    better = pick_better(_Scored(evidence), _Scored(second)).evidence
+    before, after = round(evidence.result.evidence_score, 4), round(second.result.evidence_score, 4)
+    stages.emit("retrieval_retry", {"query": alternative, "kept": "retry" if better is second else "original",
+                                    "evidence_score": after, "original_evidence_score": before,
+                                    # localGPT's names for the same figures: what was weak, and how weak
+                                    "signal": "evidence_score", "score_before": before, "score_after": after})
+    return replace(better, runs=evidence.runs + second.runs)  # the inspector shows both searches
+
+
+def _rerank(engine: RetrievalEngine, evidence: Evidence, options: RetrievalOptions, stages: Stages,
+            query: str | None) -> Evidence:
+    reranker, status = engine.reranker()
+    if reranker is None:  # said as what it is: no rerank phase that did not run
+        why = status.error or "no RERANKER_MODEL is configured"
+        stages.emit("rerank_skipped", {"reason": why})
+        result = replace(evidence.result, warnings=[*evidence.result.warnings, f"reranking skipped: {why}"])
+        return replace(evidence, result=result)
+    asked = replace(evidence.result, query=query or evidence.result.query)
+    ranked = stages.run("rerank", lambda: engine.rerank(asked, options),
+                        started={"count": len(asked.candidates)},
+                        done=lambda r: {"kept": len(r.final if r.final is not None else r.candidates),
+                                        "warnings": r.warnings, "reranked": r.final is not None})
+    return replace(evidence, result=ranked)
+
+
 def expand(engine: RetrievalEngine, evidence: Evidence, candidates: list[Candidate], window: int,
-           indexes: tuple[str, ...], emit: Emit, timings: dict[str, float]) -> list[Candidate]:
-    emit("context_expand_started", {"window": window, "count": len(candidates)})
-    t = time.perf_counter()
+           indexes: tuple[str, ...]) -> list[Candidate]:
+    """`candidates` with their neighbours within `window` chunks, in the same order."""
     order = {c.chunk_id: i for i, c in enumerate(candidates)}
     by_index: dict[str, list[Candidate]] = {}
     for cand in candidates:
@@ -94,10 +96,7 @@ def expand(engine: RetrievalEngine, evidence: Evidence, candidates: list[Candida
     out: list[Candidate] = []
     for index, group in by_index.items():
         out.extend(expand_neighbours(engine.table(index), group, window))
-    out.sort(key=lambda c: order.get(c.chunk_id, len(order)))
-    timings["expand_ms"] = (time.perf_counter() - t) * 1000
-    emit("context_expand_done", {"count": len(out)})
-    return out
+    return sorted(out, key=lambda c: order.get(c.chunk_id, len(order)))
 
 
 @dataclass

@@ -3,8 +3,9 @@
     query ─► triage ─► follow-up ─► cache ─► decompose? ─► first stage (retry once if weak)
           ─► rerank/select ─► expand ─► budget ─► synthesize ─► validate ─► repair ─► answer | refuse
 
-Each stage reports itself through `emit(event, data)`: the same events the
-RAG API streams as SSE, so the CLI, `/chat` and `/chat/stream` share one code
+Each stage is a function that returns a new value; `Stages` (agent/stages.py)
+times it and reports it through `emit(event, data)`: the same events the RAG
+API streams as SSE, so the CLI, `/chat` and `/chat/stream` share one code
 path. The pipeline holds only shared components (engine, backends, the
 semantic cache, which is thread-safe) and no conversation: each call gets its
 own frozen `ChatRequest` carrying the turns so far, so concurrent requests never
@@ -24,6 +25,7 @@ from rag_system.agent.decompose import decompose
 from rag_system.agent.direct import answer_directly
 from rag_system.agent.evidence import expand, gather
 from rag_system.agent.followup import standalone_query
+from rag_system.agent.stages import Stages
 from rag_system.agent.tokens import TokenLedger
 from rag_system.agent.triage import GateDecision, gate
 from rag_system.agent.types import TextGenerator, Turn
@@ -136,7 +138,6 @@ class QueryPipeline:
             if done is not None:
                 return done
         t0 = time.perf_counter()
-        timings: dict[str, float] = {}
         ledger = TokenLedger()
         decision = gate(request.query, has_index=bool(request.indexes), force_rag=request.force_rag,
                         has_filters=bool(request.retrieval.filters), task=request.task)
@@ -168,12 +169,16 @@ class QueryPipeline:
             if split.is_compound:
                 parts = split.parts
                 emit("decomposition", {"sub_queries": parts, "method": split.method})
-        evidence = gather(self.engine, parts, request.indexes, request.retrieval, emit, timings,
+        stages = Stages(emit)
+        evidence = gather(self.engine, parts, request.indexes, request.retrieval, stages,
                           retry=self.settings.reformulate, generator=generator, rerank_query=query)
         candidates = evidence.candidates[: request.answer_top_k]
         if request.context_expand and request.context_window_size > 0 and candidates:
-            candidates = expand(self.engine, evidence, candidates, request.context_window_size,
-                                request.indexes, emit, timings)
+            found = candidates
+            candidates = stages.run("expand", lambda: expand(self.engine, evidence, found, request.context_window_size,
+                                                             request.indexes),
+                                    started={"window": request.context_window_size, "count": len(found)},
+                                    done=lambda out: {"count": len(out)})
         packed = self._pack(request, query, candidates, chain[0])
         options = SynthesisOptions(
             params=GenerationParams(max_tokens=request.max_tokens, model=request.model),
@@ -183,13 +188,11 @@ class QueryPipeline:
             verify=request.verify,
             history=self._history(request))
         emit("sources", {"source_documents": _sources(packed)})  # shown while the model reads
-        ts = time.perf_counter()
         sims = [c.vector_similarity for c in evidence.result.candidates if c.vector_similarity is not None]
-        answer = self.synthesizer.answer(query, packed.blocks, chain, options, emit, cancel,
-                                         similarity=max(sims) if sims else None,
-                                         absent=self._absent(query, packed, request.indexes))
-        timings["synthesis_ms"] = (time.perf_counter() - ts) * 1000
-        timings.update(answer.timings_ms)
+        answer = stages.run("synthesis", lambda: self.synthesizer.answer(
+            query, packed.blocks, chain, options, emit, cancel, similarity=max(sims) if sims else None,
+            absent=self._absent(query, packed, request.indexes)))
+        timings = {**stages.timings_ms, **answer.timings_ms}
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         for stage, used in answer.usage.items():
             ledger.add(stage, used["prompt"], used["completion"])

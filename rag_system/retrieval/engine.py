@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from rag_system.config import Settings
@@ -113,7 +114,7 @@ class RetrievalEngine:
             log.info("index %s: a document changed during the search; searching again", index)
             result = self._first_stage(index, query, options)
         if options.rerank and result.candidates:
-            self.rerank(result, options)
+            result = self.rerank(result, options)
         return result
 
     def _first_stage(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
@@ -129,21 +130,19 @@ class RetrievalEngine:
             table.checkout_latest()
             return self.first_stage.search(table, query, options, embedder)
 
-    def rerank(self, result: RetrievalResult, options: RetrievalOptions) -> None:
-        """Rerank/select `result.candidates` in place (sets `final`); skipped with a warning if unloadable."""
+    def rerank(self, result: RetrievalResult, options: RetrievalOptions) -> RetrievalResult:
+        """`result` reranked/selected (`final` set), as a new result; unchanged but for a warning if it cannot be."""
         reranker, status = self.reranker()
         if reranker is None:
             why = status.error or "no RERANKER_MODEL is configured"
-            result.warnings.append(f"reranking skipped: {why}")
-            return
+            return replace(result, warnings=[*result.warnings, f"reranking skipped: {why}"])
         t0 = time.perf_counter()
         try:
             scores = reranker.score(result.query, [c.text for c in result.candidates])
         except (RerankerLoadError, RuntimeError, ValueError) as exc:
             log.warning("reranker %s failed, keeping first-stage order: %s", reranker.name, exc)
-            result.warnings.append(f"reranking failed ({type(exc).__name__}); first-stage order kept")
-            return
+            return replace(result, warnings=[*result.warnings,
+                                             f"reranking failed ({type(exc).__name__}); first-stage order kept"])
         ranked = select_reranked(result.candidates, scores, options.min_score, options.min_keep, options.top_k)
-        result.reranked = ranked
-        result.final = [r.candidate for r in ranked if r.kept]
-        result.timings_ms["rerank_ms"] = (time.perf_counter() - t0) * 1000
+        return replace(result, reranked=ranked, final=[r.candidate for r in ranked if r.kept],
+                       timings_ms={**result.timings_ms, "rerank_ms": (time.perf_counter() - t0) * 1000})
