@@ -13,17 +13,15 @@ process as before, and says so. Standard library only.
 
 from __future__ import annotations
 
-import json
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from common.errors import error_fields
 from common.sse import read_frames
 from rag_system.indexing.events import BuildEvent, EventSink
-from rag_system.running_api import ApiCallError, RunningApi
+from rag_system.running_api import ApiCallError, RunningApi, api_error
 
 #: Answers after which this process builds the index itself instead (the API cannot take this build).
 LOCAL_FALLBACK = frozenset({"path_not_allowed", "read_only_replica"})
@@ -79,9 +77,6 @@ def _follow(api: RunningApi, job_id: str, on_event: EventSink) -> dict[str, Any]
                 fields = {k: v for k, v in data.items() if k not in ("type", "path")}
                 on_event(BuildEvent(kind, data.get("path"), fields))
     except urllib.error.HTTPError as exc:
-        try:
-            code, message = error_fields(json.loads(exc.read() or b"{}"))
-        except ValueError:
-            code, message = "", ""
-        raise RemoteBuildError(exc.code, code, message or f"the RAG API answered {exc.code}") from exc
+        answer = api_error(exc)
+        raise RemoteBuildError(answer.status, answer.code, str(answer)) from exc
     raise RemoteBuildError(502, "stream_ended", "the RAG API ended the job's event stream before the build ended")

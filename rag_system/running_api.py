@@ -51,11 +51,16 @@ class RunningApi:
             with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=timeout) as resp:
                 return json.loads(resp.read() or b"{}")
         except urllib.error.HTTPError as exc:
-            try:
-                code, message = error_fields(json.loads(exc.read() or b"{}"))
-            except ValueError:
-                code, message = "", ""
-            raise ApiCallError(exc.code, code, message or f"the RAG API answered {exc.code}") from exc
+            raise api_error(exc) from exc
+
+
+def api_error(exc: urllib.error.HTTPError) -> ApiCallError:
+    """The RAG API's error answer (status, code, message from its JSON body) as an `ApiCallError`."""
+    try:
+        code, message = error_fields(json.loads(exc.read() or b"{}"))
+    except ValueError:
+        code, message = "", ""
+    return ApiCallError(exc.code, code, message or f"the RAG API answered {exc.code}")
 
 
 def api_url(settings: Settings) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from testkit.client import Client
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
+from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 
 pytestmark = pytest.mark.slow
 
@@ -40,19 +40,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     base = tmp_path_factory.mktemp("sync")
     data, root = base / "data", base / "shared"
     root.mkdir()
-    gw_port, rag_port = free_port(), free_port()
-    gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}")
-    rag = _rag(data, root, rag_port, gw_port)
-    gateway.start(wait_s=30)
-    try:
-        rag.start(wait_s=240)
-    except BaseException:
-        gateway.stop()
-        raise
-    s = Stack(data, root, gateway, rag)
-    yield s
-    s.rag.stop()
-    gateway.stop()
+    with linked_services(data, DOCENT_INDEX_ROOTS=str(root), **SYNC_ENV) as (gateway, rag):
+        s = Stack(data, root, gateway, rag)
+        try:
+            yield s
+        finally:
+            if s.rag is not rag:  # a test restarted the RAG API
+                s.rag.stop()
 
 
 def _write(path: Path, text: str, age_s: float = 0.0) -> None:
