@@ -82,8 +82,8 @@ def test_retrieve_goes_through_the_running_api_of_the_same_store(tmp_path: Path,
         assert find_running_api(api_settings(tmp_path / "data", RAG_API_PORT=str(api.port))) is not None
 
 
-def test_index_goes_through_the_running_api_and_falls_back_for_paths_it_may_not_read(tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                                                     embedder) -> None:
+def test_index_goes_through_the_running_api_and_builds_here_what_it_may_not_read(  # type: ignore[no-untyped-def]
+        tmp_path: Path, embedder) -> None:
     settings = api_settings(tmp_path / "data")
     inside = write_docs(tmp_path / "data" / "uploads" / "kb")  # the API may read its upload folder
     outside = write_docs(tmp_path / "elsewhere")  # but nothing else (DOCENT_INDEX_ROOTS is unset)
