@@ -236,12 +236,25 @@ def choose_real_model(page: Any, stack: Stack) -> None:
     page.select_option("select[name=backend]", "llamacpp")
 
 
-def wait_for_first_token(page: Any) -> str:
-    """Block until the model's first streamed text shows (the writing phase is live); returns it."""
-    page.wait_for_function("""() => { const m = document.querySelector('.msg.assistant[data-state=streaming]');
-        return !!m && m.querySelector('.phase[data-phase=writing]')?.dataset.state === 'active'
-               && m.querySelector('.answer').textContent.trim().length > 0; }""", timeout=180_000)
-    return page.inner_text(".msg.assistant .answer")
+COMPOSER_BOX = """() => { const r = document.querySelector('#composer').getBoundingClientRect();
+    return { x: r.x, y: r.y, width: r.width, height: r.height }; }"""
+
+
+def stop_at_first_token(page: Any) -> dict[str, Any]:
+    """Press Stop in the same evaluation that sees the model's first streamed text (the writing phase live).
+
+    One evaluation, so a short answer cannot finish between seeing the token and pressing Stop; returns
+    the composer's box and the retrieving phase's state as they were at that moment.
+    """
+    return page.wait_for_function("""() => { const m = document.querySelector('.msg.assistant[data-state=streaming]');
+        const live = !!m && m.querySelector('.phase[data-phase=writing]')?.dataset.state === 'active'
+               && m.querySelector('.answer').textContent.trim().length > 0;
+        if (!live) return false;
+        const box = (""" + COMPOSER_BOX + """)();
+        const retrieving = m.querySelector('.phase[data-phase=retrieving]').dataset.state;
+        document.querySelector('#stop').click();
+        return { box, retrieving }; }""",
+        timeout=180_000).json_value()
 
 
 def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
@@ -258,13 +271,12 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
     page.fill("#question", "Where is the bluejay described in the guide?")
     page.click("#send")
     page.wait_for_selector("#stop", state="visible")
-    # tokens are arriving: the writing phase is live, retrieval already done
-    wait_for_first_token(page)
-    assert page.get_attribute(".phase[data-phase=retrieving]", "data-state") == "done"
-    box_before = page.locator("#composer").bounding_box()
-    shot(page, "streaming-desktop")
-    page.click("#stop")
+    # tokens are arriving: the writing phase is live, retrieval already done; Stop pressed then
+    at_stop = stop_at_first_token(page)
+    assert at_stop["retrieving"] == "done"
+    box_before = at_stop["box"]
     page.wait_for_selector(".msg.assistant[data-state=stopped]")
+    shot(page, "stopped-desktop")
     partial = page.inner_text(".msg.assistant .answer")
     assert partial.strip(), "the streamed text so far stays on screen"
     time.sleep(1.0)  # the model writes a token every fraction of a second: more would have shown by now
@@ -272,7 +284,7 @@ def test_stop_generation_mid_stream(page: Any, stack: Stack) -> None:
     assert page.inner_text(".msg.assistant .answer") == partial
     assert page.locator("#send").is_visible() and not page.locator("#stop").is_visible()
     assert page.locator(".badge.b-stopped").is_visible()
-    assert page.locator("#composer").bounding_box() == box_before
+    assert page.evaluate(COMPOSER_BOX) == box_before, "the composer stays where it was when Stop was pressed"
     # the RAG API noticed the disconnect and saved the turn as cancelled
     sid = page.url.split("#/chat/")[1]
     wait_until(lambda: len(gw.get(f"/sessions/{sid}").json["messages"]) == 2, 60)
