@@ -162,15 +162,23 @@ def test_no_layout_shift_while_streaming(page: Any, stack: Stack, index_id: str)
     page.evaluate("() => { const stop = document.querySelector('#stop'); if (!stop.hidden) stop.click(); }")
     page.wait_for_selector(".msg.assistant:is([data-state=stopped], [data-state=complete])")
     # Stop from the keyboard, at phone width: the focus is on Stop from the first token on. Read together with
-    # the token (one evaluation), and Enter pressed at once, so the answer cannot finish in between.
+    # the token (one evaluation), and Enter pressed at once; a real key press is one more round trip, so an
+    # answer that finished in between (the turn completes instead) is asked again, up to three times.
     page.set_viewport_size(PHONE)
-    page.fill("#question", "What colour is the bluejay in the guide?")
-    page.click("#send")
-    focused = page.wait_for_function(
-        f"() => ({streamed})().length > 0 && document.activeElement.id", timeout=180_000).json_value()
-    page.keyboard.press("Enter")
-    assert focused == "stop"
-    page.wait_for_selector(".msg.assistant:last-child[data-state=stopped]")
+    ends = []
+    for _ in range(3):
+        page.fill("#question", "What colour is the bluejay in the guide?")
+        page.click("#send")
+        focused = page.wait_for_function(
+            f"() => ({streamed})().length > 0 && document.activeElement.id", timeout=180_000).json_value()
+        page.keyboard.press("Enter")
+        assert focused == "stop"
+        page.wait_for_selector(".msg.assistant:last-child:is([data-state=stopped], [data-state=complete])",
+                               timeout=300_000)
+        ends.append(page.get_attribute(".msg.assistant:last-child", "data-state"))
+        if ends[-1] == "stopped":
+            break
+    assert ends[-1] == "stopped", ends
     shot(page, "stopped-phone")
     page.evaluate("""() => { const s = JSON.parse(localStorage.getItem('docent.settings.v1')); s.backend = '';
         localStorage.setItem('docent.settings.v1', JSON.stringify(s)); }""")
