@@ -21,6 +21,7 @@ from typing import Any
 
 import docent_native
 
+from rag_system.generation.asks import ask_together
 from rag_system.generation.citations import Validation, attribute, check, citation_records, located_text, validate
 from rag_system.generation.extractive import extractive_answer
 from rag_system.generation.llm import (
@@ -112,6 +113,12 @@ class Synthesizer:
                    f"the documents never mention: {', '.join(absent[:6])}" if absent else
                    f"the documents do not mention: {', '.join(missing[:6])}")
             answer = self._refusal_answer(why, emit)
+            answer.coverage = cov
+            return answer
+        ask = ask_together(question, [b.source_text for b in blocks],
+                           [f"{b.candidate.document_name}\n{b.candidate.heading_path}" for b in blocks])
+        if options.min_ask > 0 and not ask.found:  # the ask and its subject are never said together
+            answer = self._refusal_answer(ask.reason(), emit)
             answer.coverage = cov
             return answer
         evidence = "\n\n".join(b.rendered for b in blocks)

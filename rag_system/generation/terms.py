@@ -46,11 +46,24 @@ def term_set(texts: Iterable[str]) -> set[str]:
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)*")
 
 
+#: A version written after its name: "TLS 1.4", "revision 3" ("TLS 1.3" and "revision 4" say something else).
+_NAMED_VERSION = re.compile(r"\b(?:[A-Z]{2,}[A-Za-z]*|[Vv]ersion|[Rr]evision|[Rr]elease)\s+\d+(?:\.\d+)*\b")
+
+
 def compound_words(text: str) -> list[str]:
-    """Versions and numbered names as written ("Atlas-8", "HTTP/3", "Qwen3-Embedding-4B", "1.4"):
-    their parts alone ("Atlas", "8") say something else."""
+    """Versions and numbered names as written ("Atlas-8", "HTTP/3", "Qwen3-Embedding-4B", "1.4", "TLS 1.4")
+    and dotted code names ("numpy.linalg.solve"): their parts alone ("Atlas", "8"; "numpy", "solve") say
+    something else."""
     found = [t for t in _TOKEN.findall(text) if re.search(r"[-/.]", t) and any(c.isdigit() for c in t)]
+    found += [t for t in _TOKEN.findall(text) if _dotted_name(t)]
+    found += [m.group(0) for m in _NAMED_VERSION.finditer(text)]
     return list(dict.fromkeys(found))
+
+
+def _dotted_name(token: str) -> bool:
+    parts = token.split(".")
+    return len(parts) > 1 and "-" not in token and "/" not in token and \
+        all(len(p) >= 2 and p.isalnum() for p in parts) and any(p.isalpha() for p in parts)
 
 
 def mentions_compound(word: str, compounds: set[str]) -> bool:

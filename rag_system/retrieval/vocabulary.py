@@ -26,14 +26,15 @@ def mentions(table: ChunkTable, word: str) -> bool:
 
     A compound of a name and a number ("Atlas-8", "1.4") is only mentioned
     where it is written out: the analyzer splits it, and "Atlas" and "8"
-    apart are in a manual for the Atlas-7 with an 8-week schedule.
+    apart are in a manual for the Atlas-7 with an 8-week schedule. So is a
+    snake_case identifier ("ALLOWED_HOSTS", not "allowed hosts").
     """
     from lancedb.query import MatchQuery
 
     terms = sanitize_fts_query(word)
     if not terms:
         return True
-    compound = len(terms.split()) > 1
+    compound = len(terms.split()) > 1 or "_" in word
     if table.windows is not None:
         search = table.windows.table.search(MatchQuery(terms, TEXT_COLUMN), query_type="fts")
         column = TEXT_COLUMN
@@ -42,9 +43,13 @@ def mentions(table: ChunkTable, word: str) -> bool:
         column = "text"
     if not compound:
         return bool(search.select(["chunk_id", "_score"]).limit(1).to_list())
-    wanted = _joined(word)
     hits = search.select(["chunk_id", column, "_score"]).limit(COMPOUND_HITS).to_list()
-    return any(wanted in c for hit in hits for c in _compounds(str(hit.get(column) or "")))
+    texts = [str(hit.get(column) or "") for hit in hits]
+    if "_" in word:  # an identifier is only mentioned as written: "allowed hosts" is not ALLOWED_HOSTS
+        written = re.compile(rf"(?<![\w]){re.escape(word.lower())}(?![\w])")
+        return any(written.search(t.lower()) for t in texts)
+    wanted = _joined(word)
+    return any(wanted in c for t in texts for c in _compounds(t))
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)*")

@@ -147,3 +147,57 @@ def test_no_answer_quote_or_source_card_carries_a_chunk_context_line(request, co
         for text in texts:
             for line in text.split("\n"):
                 assert not context.match(line), (query, line)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_salary_asked_of_a_grade_is_refused_where_the_grade_and_salary_are_paragraphs_apart(mixed, backend):
+    # A new user's trial (2026-12-03): the default model answered "The annual salary of a Grade 7 employee
+    # is 23 days of paid annual leave per calendar year. [1]". Every fact in it is in [1], and [1] says
+    # "base salary" two sections later, so every check after generation passed.
+    payload, events = ask(mixed, "What is the annual salary of a Grade 7 employee?", backend=backend)
+    assert payload["answer_source"] == "refusal", payload["answer"]
+    assert "salary" in payload["refusal_reason"] and "Grade" in payload["refusal_reason"]
+    assert "token" not in [e for e, _ in events]  # refused before generation: nothing to invent
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_same_policy_answers_what_it_says_of_the_grade(mixed, backend):
+    payload, _ = ask(mixed, "How many days of annual leave do employees at Grade 7 and above accrue?",
+                     backend=backend)
+    assert payload["answer_source"] != "refusal", payload.get("refusal_reason")
+    assert "28" in payload["answer"], payload["answer"]
+
+
+DEPLOY = """# Deploying the service
+
+List the allowed hosts of the server in hosts.conf, one per line.
+The server speaks TLS 1.3 only; section 1.4 explains how to rotate its certificate.
+Use the numpy package to solve the capacity model before you size the cluster.
+"""
+
+
+@pytest.fixture(scope="module")
+def deploy_notes(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("deploy")
+    (root / "docs").mkdir()
+    (root / "docs" / "deploy.md").write_text(DEPLOY, encoding="utf-8")
+    return _pipeline(root, embedder, [root / "docs"])
+
+
+@pytest.mark.parametrize("query, name", [
+    ("How do I set ALLOWED_HOSTS for the server?", "ALLOWED_HOSTS"),  # "allowed hosts" is not the setting
+    ("What does TLS 1.4 change for the server?", "TLS 1.4"),  # "TLS 1.3" and "1.4" are written, apart
+    ("What does numpy.linalg.solve return for the capacity model?", "numpy.linalg.solve"),
+])
+def test_identifiers_and_versions_the_documents_never_write_are_refused_before_any_model_runs(
+        deploy_notes, query, name):
+    payload, events = ask(deploy_notes, query, backend="extractive")
+    assert payload["answer_source"] == "refusal", payload["answer"]
+    assert name in payload["refusal_reason"]
+    assert "token" not in [e for e, _ in events]
+
+
+def test_the_version_the_documents_write_is_answered(deploy_notes):
+    payload, _ = ask(deploy_notes, "Which TLS version does the server speak?", backend="extractive")
+    assert payload["answer_source"] != "refusal", payload.get("refusal_reason")
+    assert "TLS 1.3" in payload["answer"]

@@ -133,7 +133,7 @@ def test_invented_quote_that_survives_repair_is_replaced_by_an_extract():
 def test_uncited_unsupported_answer_without_matching_evidence_is_a_refusal():
     question = "What colour is the sky at dusk?"
     backend = Scripted("It is blue like the sky.", "It is still blue.")
-    answer, _ = run(backend, question=question, min_coverage=0.0)
+    answer, _ = run(backend, question=question, min_coverage=0.0, min_ask=0.0)  # past the rules before the model
     assert answer.answer_source == "refusal"
     assert answer.answer == REFUSAL_TEXT and answer.citations == []
     assert len(backend.prompts) == 2

@@ -1,0 +1,155 @@
+"""Is the question's ask found *together* with its subject, in one passage of one block?
+
+Why: the coverage check asks whether the evidence mentions the question's
+words somewhere, and the block-level ask rule whether one block does. Over
+documents on the right topic both pass for questions the documents cannot
+answer. "What is the annual salary of a Grade 7 employee?" over a leave policy
+finds "Grade 7", "annual" and "employee" in the annual-leave paragraph and
+"salary" in the sick-pay one ("100 percent of base salary"), and the model
+then answers "The annual salary of a Grade 7 employee is 23 days of paid annual
+leave [1]": every fact it states is in the block it cites. What the question
+asks for (the salary) and what it asks about (Grade 7) are never said
+together, so no sentence can answer it.
+
+The rule: one sentence of one block must hold the *head* of the ask
+("salary" in "the annual salary of ...", "litres" in "how many litres
+does ...", "bank" in "which bank is ..."), and that sentence with its
+neighbours (and the block's document name and section, which name what all
+of it is about) at least half of the question's subject (its names, codes and
+numbers). A head that names a dimension or a kind ("the duration of", "which
+component") is answered by a value or an instance, not by the word, so it is
+not required. Documentation/answering.md, "Refusing", has the measured effect
+on the gold and answer sets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import docent_native
+
+from common.lexicon import STOP_WORDS, WORD, stem
+from rag_system.generation.terms import ASKING_WORDS, ask_terms, initialisms, term_set, weighted_terms
+
+#: Neighbouring sentences on each side of a window's centre sentence.
+WINDOW_RADIUS = 1
+#: Share of the question's subject terms a window must hold.
+MIN_SUBJECT = 0.5
+#: Heads that name a dimension or a kind, not a thing: the answer is a value or an instance ("36 months"
+#: for "the duration of", "TS-71" for "which component"), so the word itself need not be written.
+GENERIC_HEADS = frozenset(stem(w) for w in """
+    number value values duration temperature threshold difference amount size length time period percentage
+    rate level limit maximum minimum count total speed frequency date year day month deadline age
+    kind type sort name part component product thing way identifier code option setting parameter
+    default format unit term form codepoint status state mode result effect purpose reason version revision
+    """.split())
+
+_AUX = r"(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|might)"
+_PHRASE = r"(?P<x>(?:[\w'-]+\s+){0,3}?[\w'-]+)"
+#: "What is the annual salary of ...", "What are the opening hours for ...": the ask is before "of".
+_OF_FORM = re.compile(rf"^\s*(?:what|which)\s+(?:is|are|was|were)\s+(?:the|a|an)\s+{_PHRASE}\s+"
+                      r"(?:of|for|in|on|at|between)\b", re.IGNORECASE)
+#: "What salary does ...", "Which bank is lending ...", "How many litres does ...".
+_AUX_FORM = re.compile(rf"^\s*(?:in\s+)?(?:what|which|how\s+many|how\s+much)\s+{_PHRASE}\s+{_AUX}\b",
+                       re.IGNORECASE)
+
+
+def ask_head(question: str) -> str | None:
+    """The stem of the noun the question asks for, when its form says which one it is.
+
+    Only the two commonest forms are read; any other question has no head and
+    is judged by its ask words alone. A head that is a name or code is part of
+    the subject instead ("What RFC 9000 section ...").
+    """
+    for form in (_OF_FORM, _AUX_FORM):
+        m = form.search(question)
+        if m is None:
+            continue
+        words = m.group("x").split()
+        if "of" in (w.lower() for w in words):  # "how many days of annual leave": the days
+            words = words[:[w.lower() for w in words].index("of")] or words
+        if any(w.lower() in _AUX_WORDS for w in words):
+            return None
+        head = words[-1].lower().removesuffix("'s")
+        if len(head) < 3 or head in STOP_WORDS or head in ASKING_WORDS:
+            return None
+        key = stem(head)
+        return key if weighted_terms(question).get(key, 0.0) == 1.0 else None
+    return None
+
+
+_AUX_WORDS = frozenset(_AUX[3:-1].split("|"))
+
+
+@dataclass(frozen=True)
+class AskMatch:
+    """The window that holds the ask (or the closest one); words as the question writes them."""
+
+    found: bool
+    block: int  # index into the texts given; -1 when there were none
+    text: str  # the window's sentences
+    head: str | None  # the noun asked for, when it must be written
+    subject: tuple[str, ...]  # names, codes and numbers of the question
+    lacking: tuple[str, ...]  # head, subject and ask words the window does not hold
+
+    def reason(self) -> str:
+        """Why nothing can answer, for the refusal and the inspector."""
+        if self.block < 0:
+            return "no passage was given"
+        together = [w for w in (self.head, *self.subject) if w]
+        return f"no passage says {', '.join(together)} together (the closest lacks {', '.join(self.lacking)})"
+
+
+def ask_together(question: str, texts: Sequence[str], names: Sequence[str] = ()) -> AskMatch:
+    """The first window of `texts` holding the question's ask head with half its subject.
+
+    `names[i]` is what block i is called (its document name and section): a
+    word there counts as said in every window of the block.
+    """
+    head = ask_head(question)
+    if head in GENERIC_HEADS:
+        head = None
+    subject = [t for t, w in weighted_terms(question).items() if w > 1.0]
+    asked = [t for t in ask_terms(question) if t != head]
+    wanted = ([head] if head else []) + subject + asked
+    written = _as_written(question)
+
+    def match(found: bool, index: int, window: str, present: set[str]) -> AskMatch:
+        return AskMatch(found, index, window, written.get(head) if head else None,
+                        tuple(written.get(t, t) for t in subject),
+                        tuple(written.get(t, t) for t in wanted if t not in present))
+
+    closest, closest_score = match(False, -1, "", set(wanted)), -1.0
+    for index, text in enumerate(texts):
+        context = term_set([names[index]]) if index < len(names) else set()
+        for sentence, window in _windows(text):
+            present = term_set([window]) | context | _initials(window)
+            has_head = head is None or head in term_set([sentence]) | context
+            subject_share = sum(t in present for t in subject) / len(subject) if subject else 1.0
+            if has_head and subject_share >= MIN_SUBJECT:
+                return match(True, index, window, present)
+            if subject_share + has_head > closest_score:
+                closest, closest_score = match(False, index, window, present), subject_share + has_head
+    return closest
+
+
+def _windows(text: str) -> Iterator[tuple[str, str]]:
+    """Each sentence, and it with its neighbours (`WINDOW_RADIUS` on each side), in order."""
+    spans = docent_native.split_sentences(text) or [(0, len(text))]
+    for centre, (start, end) in enumerate(spans):
+        lo, hi = max(centre - WINDOW_RADIUS, 0), min(centre + WINDOW_RADIUS, len(spans) - 1)
+        yield text[start:end], text[spans[lo][0]:spans[hi][1]]
+
+
+def _as_written(question: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for word in WORD.findall(question):
+        out.setdefault(stem(word.lower()), word)
+    return out
+
+
+def _initials(text: str) -> set[str]:
+    """"FTC" is said where "Federal Trade Commission" is written."""
+    return {stem(i.lower()) for i in initialisms(text)}

@@ -1,0 +1,70 @@
+"""The ask rule: what a question asks for must be said together with what it asks about.
+
+The handbook text is written for these tests (a fictional company), in the
+shape of the leave policy that a new user's trial caught: the "Grade 7"
+paragraph and the one mentioning salary are a page apart, so a block holding
+both still says nothing about a Grade 7 salary.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_system.generation.asks import ask_head, ask_together
+from rag_system.generation.terms import compound_words
+
+HANDBOOK = (
+    "1. ANNUAL LEAVE Staff below Band 4 accrue 21 days of paid annual leave per calendar year. "
+    "Staff at Band 4 and above accrue 26 days. Accrual begins on the first day of employment. "
+    "2. REQUESTS All leave requests go through the Heron portal. Requests are answered within 3 working days. "
+    "3. SICK LEAVE Sick leave is paid at 100 percent of base salary for the first 10 weeks of an absence. "
+    "A medical certificate is required after 5 consecutive working days.")
+NAME = "tern_logistics_handbook.pdf\nTern Logistics Handbook"
+
+
+@pytest.mark.parametrize("question, head", [
+    ("What is the annual salary of a Band 4 employee?", "salary"),
+    ("What salary does the Head of Operations earn?", "salary"),
+    ("How many litres does the steam boiler hold?", "litr"),
+    ("Which bank is lending the buyer the cash?", "bank"),
+    ("How many days of annual leave do Band 4 staff accrue?", "day"),  # before "of": the days, not the leave
+    ("What does the Heron portal do?", None),  # no form names the thing asked for
+    ("What is the Heron of the fleet?", None),  # a name is the subject, not the ask
+])
+def test_the_head_is_the_noun_the_question_asks_for(question, head):
+    assert ask_head(question) == head
+
+
+def test_a_salary_asked_of_a_band_is_not_found_where_the_band_and_salary_are_paragraphs_apart():
+    match = ask_together("What is the annual salary of a Band 4 employee?", [HANDBOOK], [NAME])
+    assert not match.found
+    assert match.head == "salary" and "salary" in match.lacking
+    assert "Band" in match.subject and "salary" in match.reason()
+
+
+def test_the_same_handbook_answers_what_it_says_of_the_band():
+    match = ask_together("How many days of annual leave do Band 4 staff accrue?", [HANDBOOK], [NAME])
+    assert match.found and "Band 4 accrue" in match.text
+
+
+def test_a_dimension_head_is_answered_by_a_value_not_by_the_word():
+    # "duration" is never written; "10 weeks" answers it
+    assert ask_together("What is the duration of sick leave at full base salary?", [HANDBOOK], [NAME]).found
+
+
+def test_a_name_in_the_document_name_counts_in_every_window():
+    # "Tern Logistics" is only in the document's name; the ask is in the text
+    assert ask_together("How many days of paid annual leave do Tern Logistics staff accrue?", [HANDBOOK],
+                        [NAME]).found
+    assert not ask_together("How many days of paid annual leave do Tern Logistics staff accrue?", [HANDBOOK]).found
+
+
+def test_no_passage_finds_nothing():
+    match = ask_together("Which bank finances the Heron portal upgrade?", [])
+    assert not match.found and match.block == -1 and match.reason() == "no passage was given"
+
+
+def test_versions_after_their_name_and_dotted_code_names_are_compounds():
+    found = compound_words("Does TLS 1.4 or revision 3 change numpy.linalg.solve, setup.py or HTTP/3? e.g. U.S.")
+    assert {"TLS 1.4", "revision 3", "numpy.linalg.solve", "setup.py", "HTTP/3"} <= set(found)
+    assert not {"e.g", "U.S"} & set(found)
