@@ -285,3 +285,21 @@ def test_the_rag_api_answers_for_an_index_by_any_of_its_names(stack: Stack) -> N
     assert iid in refused.json["message"] and twin in refused.json["message"]
     unknown = rag.post("/chat", {"query": "tide", "index": "No Such Index"})
     assert unknown.status == 400 and "no index is named" in unknown.json["message"]
+
+
+def test_asking_an_index_that_was_never_built_says_so_and_links_to_indexes(page: Any, stack: Stack) -> None:
+    """An index created but not built: the RAG API knows no such index ("index '3f9c…' does not exist");
+    the person reads what to do about it instead, with the way there."""
+    iid = Client(stack.gateway.url).post("/indexes", {"name": "Unbuilt shelf"}).json["index_id"]
+    page.goto(stack.url + "/")
+    page.wait_for_selector("body[data-ready=true]")
+    new_chat_on(page, iid)
+    page.fill("#question", "What is on the shelf?")
+    page.keyboard.press("Enter")
+    box = page.wait_for_selector(".msg.assistant[data-state=error] .error-box[data-code=index_not_found]")
+    text = box.inner_text()
+    assert "not been built yet" in text and "press Build" in text, text
+    assert iid not in text and "does not exist" not in text, text
+    shot(page, "error-unbuilt-index")
+    page.click(".error-box a.remedy")
+    page.wait_for_function("location.hash.startsWith('#/indexes')")

@@ -35,9 +35,22 @@ export function confirmDialog(text, okLabel = "Delete") {
   return new Promise((resolve) => dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true }));
 }
 
+// What a person can do about an error the API names by its code, instead of the API's own words
+// ("index '3f9c…' does not exist" for an index that was created but never built).
+const REMEDIES = {
+  index_not_found: {
+    title: "This index has not been built yet. ",
+    text: "Add documents to it and press Build, or untick it and ask again.",
+    link: { href: "#/indexes", text: "Open Indexes" },
+  },
+};
+
 export function errorBox(err, onRetry) {
-  const box = el("div", { class: "error-box", role: "alert" },
-    el("strong", { text: "Something went wrong. " }), el("span", { class: "error-message", text: err?.message || String(err) }));
+  const remedy = REMEDIES[err?.code];
+  const box = el("div", { class: "error-box", role: "alert", "data-code": err?.code || "" },
+    el("strong", { text: remedy ? remedy.title : "Something went wrong. " }),
+    el("span", { class: "error-message", text: remedy ? remedy.text : err?.message || String(err) }));
+  if (remedy?.link) box.append(" ", el("a", { class: "remedy", href: remedy.link.href, text: remedy.link.text }));
   if (onRetry) box.append(el("button", { type: "button", class: "btn small retry", onclick: onRetry, text: "Retry" }));
   return box;
 }
