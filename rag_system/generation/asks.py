@@ -41,7 +41,7 @@ MIN_SUBJECT = 0.5
 #: for "the duration of", "TS-71" for "which component"), so the word itself need not be written.
 GENERIC_HEADS = frozenset(stem(w) for w in """
     number value values duration temperature threshold difference amount size length time period percentage
-    rate level limit maximum minimum count total speed frequency date year day month deadline age
+    level limit maximum minimum count total speed frequency date year day month deadline age
     kind type sort name part component product thing way identifier code option setting parameter
     default format unit term form codepoint status state mode result effect purpose reason version revision
     """.split())

@@ -27,6 +27,7 @@ NAME = "tern_logistics_handbook.pdf\nTern Logistics Handbook"
     ("What salary does the Head of Operations earn?", "salary"),
     ("How many litres does the steam boiler hold?", "litr"),
     ("Which bank is lending the buyer the cash?", "bank"),
+    ("What interest rate does the buyer pay on its debt?", "rat"),  # documents write "rate" beside it
     ("How many days of annual leave do Band 4 staff accrue?", "day"),  # before "of": the days, not the leave
     ("What does the Heron portal do?", None),  # no form names the thing asked for
     ("What is the Heron of the fleet?", None),  # a name is the subject, not the ask
