@@ -43,6 +43,8 @@ GENERIC_HEADS = frozenset(stem(w) for w in """
     number value values duration temperature threshold difference amount size length time period percentage
     level limit maximum minimum count total speed frequency date year day month deadline age
     kind type sort name part component product thing way identifier code option setting parameter
+    colour color shape material weight height width depth distance area volume capacity pressure voltage power
+    location place position order role language
     default format unit term form codepoint status state mode result effect purpose reason version revision
     """.split())
 

@@ -69,3 +69,9 @@ def test_versions_after_their_name_and_dotted_code_names_are_compounds():
     found = compound_words("Does TLS 1.4 or revision 3 change numpy.linalg.solve, setup.py or HTTP/3? e.g. U.S.")
     assert {"TLS 1.4", "revision 3", "numpy.linalg.solve", "setup.py", "HTTP/3"} <= set(found)
     assert not {"e.g", "U.S"} & set(found)
+
+
+def test_an_attribute_is_answered_by_its_value():
+    # "colour" is never written: "blue" answers it (the browser suite's question over its guide)
+    assert ask_together("What colour is the bluejay in the guide?", ["The bluejay is blue and loud."],
+                        ["guide.pdf"]).found
