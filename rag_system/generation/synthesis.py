@@ -45,10 +45,6 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], None]
 
-#: Evidence coverage of the question's key terms above which a model's refusal is overruled.
-REFUSAL_OVERRULE_COVERAGE = 0.8
-
-
 class Cancelled(Exception):
     """The client went away; stop generating and leave no partial state."""
 
@@ -217,19 +213,21 @@ class Synthesizer:
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
                              emit: Emit) -> Answer:
-        """The model declined. Trust it unless the evidence clearly covers the question.
+        """The model declined. Quote instead when the passages hold what the question asks.
 
-        Small models decline questions their sources answer; when the evidence
-        holds most of the question's key terms, or one sentence matching most of
-        it, the verbatim evidence is the more useful (and still checked) answer.
+        The rules before generation (names, coverage, the ask with its subject)
+        have already passed, and the quote must pass the ask rule too: then the
+        passages say something the question asks, and a small model's decline
+        is the weaker evidence. On the whole mixed gold set the 1.5B model
+        declined 11 rows, 8 of which quoting cites the fact for; on the answer
+        sets trusting declines kept one unanswerable row refused (answering.md).
         """
-        text, _ = _extract(question, blocks, options)
-        covered = coverage(question, [located_text(b) for b in blocks])[0] >= REFUSAL_OVERRULE_COVERAGE
-        if text is not None and (covered or _strongly_matched(question, blocks)):
-            emit("answer_replaced", {"answer": text, "answer_source": "extractive",
-                                     "reason": "the model declined but the evidence matches the question"})
-            return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
-        return self._refusal_answer("the model found no answer in the evidence", emit)
+        text, why = _extract(question, blocks, options)
+        if text is None:
+            return self._refusal_answer(f"the model found no answer in the evidence; {why}", emit)
+        emit("answer_replaced", {"answer": text, "answer_source": "extractive",
+                                 "reason": "the model declined but the passages hold what the question asks"})
+        return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
 
     def _replace(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions, emit: Emit,
                  reason: str, draft: str = "") -> Answer:
@@ -317,11 +315,6 @@ def _covered(cov: float, similarity: float | None, options: SynthesisOptions) ->
     if cov >= options.min_coverage:
         return True
     return similarity is not None and similarity >= options.min_similarity
-
-
-def _strongly_matched(question: str, blocks: list[EvidenceBlock]) -> bool:
-    picked = docent_native.select_evidence_sentences(question, [b.source_text for b in blocks], 1, 0.6)
-    return bool(picked)
 
 
 def _groundedness(answer: str, blocks: list[EvidenceBlock]) -> float:

@@ -152,11 +152,19 @@ def test_no_evidence_is_a_refusal():
     assert answer.answer_source == "refusal" and "no evidence" in answer.refusal_reason
 
 
-def test_model_refusal_is_trusted_when_the_evidence_matches_weakly():
+def test_model_refusal_is_trusted_when_the_passages_do_not_hold_what_the_question_asks():
     backend = Scripted(REFUSAL_TEXT)
-    answer, _ = run(backend, question="Which congestion controller tracks the acknowledgment delay value?",
+    answer, _ = run(backend, question="Which congestion controller tracks the variance of round trips?",
                     min_coverage=0.0)
-    assert answer.answer_source == "refusal"
+    assert answer.answer_source == "refusal" and len(backend.prompts) == 1
+    assert "the model found no answer" in answer.refusal_reason
+
+
+def test_model_refusal_is_overruled_when_the_quote_holds_what_the_question_asks():
+    backend = Scripted(REFUSAL_TEXT)
+    answer, events = run(backend, question="Which maximum acknowledgment delay is assumed when it is absent?")
+    assert answer.answer_source == "extractive" and "answer_replaced" in events
+    assert "25 milliseconds" in answer.answer, answer.answer
 
 
 def test_model_refusal_is_overruled_when_a_sentence_matches_the_question_closely():
