@@ -48,7 +48,8 @@ GENERIC_HEADS = frozenset(stem(w) for w in """
     default format unit term form codepoint status state mode result effect purpose reason version revision
     """.split())
 
-_AUX = r"(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would|should|must|may|might)"
+_AUX_WORDS = frozenset("does do did is are was were has have had can could will would should must may might".split())
+_AUX = "(?:" + "|".join(sorted(_AUX_WORDS)) + ")"
 _PHRASE = r"(?P<x>(?:[\w'-]+\s+){0,3}?[\w'-]+)"
 #: "What is the annual salary of ...", "What are the opening hours for ...": the ask is before "of".
 _OF_FORM = re.compile(rf"^\s*(?:what|which)\s+(?:is|are|was|were)\s+(?:the|a|an)\s+{_PHRASE}\s+"
@@ -81,8 +82,6 @@ def ask_head(question: str) -> str | None:
         return key if weighted_terms(question).get(key, 0.0) == 1.0 else None
     return None
 
-
-_AUX_WORDS = frozenset(_AUX[3:-1].split("|"))
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,9 @@ class Synthesizer:
             answer.coverage = cov
             return answer
         ask = ask_together(question, [b.source_text for b in blocks],
-                           [f"{b.candidate.document_name}\n{b.candidate.heading_path}" for b in blocks])
-        if options.min_ask > 0 and not ask.found:  # the ask and its subject are never said together
+                           [f"{b.candidate.document_name}\n{b.candidate.heading_path}" for b in blocks]) \
+            if options.min_ask > 0 else None  # REFUSAL_MIN_ASK=0 turns the ask rules off
+        if ask is not None and not ask.found:  # the ask and its subject are never said together
             answer = self._refusal_answer(ask.reason(), emit)
             answer.coverage = cov
             return answer
