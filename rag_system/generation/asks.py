@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import docent_native
 
 from common.lexicon import STOP_WORDS, WORD, stem
-from rag_system.generation.terms import ASKING_WORDS, ask_terms, initialisms, term_set, weighted_terms
+from rag_system.generation.terms import ASKING_WORDS, ask_terms, compound_words, initialisms, term_set, weighted_terms
 
 #: Neighbouring sentences on each side of a window's centre sentence.
 WINDOW_RADIUS = 1
@@ -40,7 +40,7 @@ MIN_SUBJECT = 0.5
 #: Heads that name a dimension or a kind, not a thing: the answer is a value or an instance ("36 months"
 #: for "the duration of", "TS-71" for "which component"), so the word itself need not be written.
 GENERIC_HEADS = frozenset(stem(w) for w in """
-    number value values duration temperature threshold difference amount size length time period percentage
+    number value values dimension duration temperature threshold difference amount size length time period percentage
     level limit maximum minimum count total speed frequency date year day month deadline age
     kind type sort name part component product thing way identifier code option setting parameter
     colour color shape material weight height width depth distance area volume capacity pressure voltage power
@@ -107,12 +107,17 @@ def ask_together(question: str, texts: Sequence[str], names: Sequence[str] = ())
     """The first window of `texts` holding the question's ask head with half its subject.
 
     `names[i]` is what block i is called (its document name and section): a
-    word there counts as said in every window of the block.
+    word there counts as said in every window of the block, and so it cannot
+    tell one window from another. The share is taken of the subject the name
+    does not say: over a policy whose every section is headed "Northwind
+    Robotics", "the annual salary of a Grade 7 employee at Northwind Robotics"
+    needs "Grade 7" beside "salary", as the question without the company does.
     """
     head = ask_head(question)
     if head in GENERIC_HEADS:
         head = None
     subject = [t for t, w in weighted_terms(question).items() if w > 1.0]
+    units = _subject_units(question, subject)
     asked = [t for t in ask_terms(question) if t != head]
     wanted = ([head] if head else []) + subject + asked
     written = _as_written(question)
@@ -125,15 +130,44 @@ def ask_together(question: str, texts: Sequence[str], names: Sequence[str] = ())
     closest, closest_score = match(False, -1, "", set(wanted)), -1.0
     for index, text in enumerate(texts):
         context = term_set([names[index]]) if index < len(names) else set()
+        specific = [u for u in units if _said(u, context) < 1.0]  # what the block's name says is not specific
         for sentence, window in _windows(text):
             present = term_set([window]) | context | _initials(window)
             has_head = head is None or head in term_set([sentence]) | context
-            subject_share = sum(t in present for t in subject) / len(subject) if subject else 1.0
+            subject_share = sum(_said(u, present) for u in specific) / len(specific) if specific else 1.0
             if has_head and subject_share >= MIN_SUBJECT:
                 return match(True, index, window, present)
             if subject_share + has_head > closest_score:
                 closest, closest_score = match(False, index, window, present), subject_share + has_head
     return closest
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One name of the subject: its stems, and the name run together ("http3" for "HTTP/3")."""
+
+    terms: frozenset[str]
+    joined: str
+
+
+def _subject_units(question: str, subject: list[str]) -> list[_Unit]:
+    """The subject as names, one vote each: "ASN.1" or "Qwen3-Embedding-4B" is one name, not two
+    votes of the share ("asn" and "1")."""
+    units: list[_Unit] = []
+    for compound in compound_words(question):
+        terms = frozenset(t for t in term_set([compound]) if t in subject)
+        if terms and all(u.terms != terms for u in units):
+            units.append(_Unit(terms, re.sub(r"\W+", "", compound.lower())))
+    grouped = set().union(*(u.terms for u in units))
+    return units + [_Unit(frozenset([t]), t) for t in subject if t not in grouped]
+
+
+def _said(unit: _Unit, present: set[str]) -> float:
+    """How much of the name `present` says: all of it run together ("HTTP3" in a file name), else the
+    share of its parts."""
+    if unit.joined in present:
+        return 1.0
+    return sum(t in present for t in unit.terms) / len(unit.terms)
 
 
 def _windows(text: str) -> Iterator[tuple[str, str]]:

@@ -150,20 +150,29 @@ def test_no_answer_quote_or_source_card_carries_a_chunk_context_line(request, co
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_salary_asked_of_a_grade_is_refused_where_the_grade_and_salary_are_paragraphs_apart(mixed, backend):
+@pytest.mark.parametrize("query", [
+    "What is the annual salary of a Grade 7 employee?",
+    # With the company named, four verbatim sentences were given (2026-12-03): every section of the
+    # policy is headed "Northwind Robotics", which stood in for half of the subject beside "base salary".
+    "What is the annual salary of a Grade 7 employee at Northwind Robotics?",
+])
+def test_a_salary_asked_of_a_grade_is_refused_where_the_grade_and_salary_are_paragraphs_apart(mixed, backend,
+                                                                                             query):
     # A new user's trial (2026-12-03): the default model answered "The annual salary of a Grade 7 employee
     # is 23 days of paid annual leave per calendar year. [1]". Every fact in it is in [1], and [1] says
     # "base salary" two sections later, so every check after generation passed.
-    payload, events = ask(mixed, "What is the annual salary of a Grade 7 employee?", backend=backend)
+    payload, events = ask(mixed, query, backend=backend)
     assert payload["answer_source"] == "refusal", payload["answer"]
     assert "salary" in payload["refusal_reason"] and "Grade" in payload["refusal_reason"]
     assert "token" not in [e for e, _ in events]  # refused before generation: nothing to invent
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_the_same_policy_answers_what_it_says_of_the_grade(mixed, backend):
-    payload, _ = ask(mixed, "How many days of annual leave do employees at Grade 7 and above accrue?",
-                     backend=backend)
+@pytest.mark.parametrize("query", ["How many days of annual leave do employees at Grade 7 and above accrue?",
+                                   "How many days of annual leave do Northwind Robotics employees at Grade 7 "
+                                   "and above accrue?"])
+def test_the_same_policy_answers_what_it_says_of_the_grade(mixed, backend, query):
+    payload, _ = ask(mixed, query, backend=backend)
     assert payload["answer_source"] != "refusal", payload.get("refusal_reason")
     assert "28" in payload["answer"], payload["answer"]
 

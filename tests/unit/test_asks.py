@@ -43,6 +43,17 @@ def test_a_salary_asked_of_a_band_is_not_found_where_the_band_and_salary_are_par
     assert "Band" in match.subject and "salary" in match.reason()
 
 
+def test_a_name_that_heads_the_whole_document_does_not_stand_in_for_the_band():
+    # A new user's trial (2026-12-03): "... at Northwind Robotics" was answered with four verbatim
+    # sentences because the company is named beside "base salary", which made half of the subject.
+    question = "What is the annual salary of a Band 4 employee at Tern Logistics?"
+    match = ask_together(question, [HANDBOOK], [NAME])
+    assert not match.found and "salary" in match.lacking
+    # the band is still what must be said beside the ask
+    assert ask_together("How many days of annual leave do Band 4 staff at Tern Logistics accrue?", [HANDBOOK],
+                        [NAME]).found
+
+
 def test_the_same_handbook_answers_what_it_says_of_the_band():
     match = ask_together("How many days of annual leave do Band 4 staff accrue?", [HANDBOOK], [NAME])
     assert match.found and "Band 4 accrue" in match.text
@@ -75,3 +86,10 @@ def test_an_attribute_is_answered_by_its_value():
     # "colour" is never written: "blue" answers it (the browser suite's question over its guide)
     assert ask_together("What colour is the bluejay in the guide?", ["The bluejay is blue and loud."],
                         ["guide.pdf"]).found
+
+
+def test_a_name_with_parts_is_one_vote_of_the_subject():
+    # "ASN.1" is one name: unsaid, it costs one of the two votes ("REAL" is said), not two of three
+    block = "Limitations: This version doesn't handle the REAL type. Other types are supported."
+    assert ask_together("Does libtasn1 support the ASN.1 REAL type?", [block], ["libtasn1-README.txt"]).found
+    assert not ask_together("Does libtasn1 support the ASN.1 SET type?", [block], ["libtasn1-README.txt"]).found
