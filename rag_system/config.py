@@ -129,7 +129,7 @@ class Settings:
     extractive_sentences: int = field(default=3, metadata=_env("EXTRACTIVE_SENTENCES"))
     refusal_min_coverage: float = field(default=0.5, metadata=_env("REFUSAL_MIN_COVERAGE"))
     refusal_min_similarity: float = field(default=0.35, metadata=_env("REFUSAL_MIN_SIMILARITY"))
-    refusal_min_ask: float = field(default=0.34, metadata=_env("REFUSAL_MIN_ASK"))
+    refusal_min_ask: float = field(default=0.33, metadata=_env("REFUSAL_MIN_ASK"))
     # RAG API service (rag_system/api/, Documentation/api.md).
     api_host: str = field(default="127.0.0.1", metadata=_env("RAG_API_HOST"))
     api_port: int = field(default=8001, metadata=_env("RAG_API_PORT"))

@@ -54,8 +54,9 @@ _PHRASE = r"(?P<x>(?:[\w'-]+\s+){0,3}?[\w'-]+)"
 #: "What is the annual salary of ...", "What are the opening hours for ...": the ask is before "of".
 _OF_FORM = re.compile(rf"^\s*(?:what|which)\s+(?:is|are|was|were)\s+(?:the|a|an)\s+{_PHRASE}\s+"
                       r"(?:of|for|in|on|at|between)\b", re.IGNORECASE)
-#: "What salary does ...", "Which bank is lending ...", "How many litres does ...".
-_AUX_FORM = re.compile(rf"^\s*(?:in\s+)?(?:what|which|how\s+many|how\s+much)\s+{_PHRASE}\s+{_AUX}\b",
+#: "What salary does ...", "Which bank is lending ...", "How many litres does ...", "Under which ticker does ...".
+_PREPOSITION = r"(?:in|under|on|at|for|by|from|to|with|above|below|over|after|before|since|until)"
+_AUX_FORM = re.compile(rf"^\s*(?:{_PREPOSITION}\s+)?(?:what|which|how\s+many|how\s+much)\s+{_PHRASE}\s+{_AUX}\b",
                        re.IGNORECASE)
 
 

@@ -56,7 +56,7 @@ class SynthesisOptions:
     extractive_sentences: int = 3
     min_coverage: float = 0.5
     min_similarity: float = 0.35
-    min_ask: float = 0.34  # share of the question's ask terms the quoted blocks must hold (extractive)
+    min_ask: float = 0.33  # share of the question's ask terms the quoted blocks must hold (extractive)
     verify: bool = True
     history: str = ""
 

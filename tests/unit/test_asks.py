@@ -93,3 +93,8 @@ def test_a_name_with_parts_is_one_vote_of_the_subject():
     block = "Limitations: This version doesn't handle the REAL type. Other types are supported."
     assert ask_together("Does libtasn1 support the ASN.1 REAL type?", [block], ["libtasn1-README.txt"]).found
     assert not ask_together("Does libtasn1 support the ASN.1 SET type?", [block], ["libtasn1-README.txt"]).found
+
+
+def test_a_preposition_may_lead_the_which_form():
+    assert ask_head("Under which stock ticker does TechCorp trade?") == "ticker"
+    assert ask_head("For how many years does the NDA stay in force?") == "year"
