@@ -16,9 +16,13 @@ The rule: one sentence of one block must hold the *head* of the ask
 does ...", "bank" in "which bank is ..."), and that sentence with its
 neighbours (and the block's document name and section, which name what all
 of it is about) at least half of the question's subject (its names, codes and
-numbers). A head that names a dimension or a kind ("the duration of", "which
-component") is answered by a value or an instance, not by the word, so it is
-not required. Documentation/answering.md, "Refusing", has the measured effect
+numbers). The head must be written as a word of its own: not a word of a
+name ("Department of People Operations" does not say people), of an
+identifier (`download_url`) or of the block's heading ("Espresso Machine ·
+Service Manual" does not say how many machines were sold). A head that names a
+dimension or a kind ("the duration of", "which component") is answered by a
+value or an instance, not by the word, so it is not required; where the value
+has a shape of its own (a percentage), the window must hold one. Documentation/answering.md, "Refusing", has the measured effect
 on the gold and answer sets.
 """
 
@@ -48,6 +52,10 @@ GENERIC_HEADS = frozenset(stem(w) for w in """
     default format unit term form codepoint status state mode result effect purpose reason version revision
     """.split())
 
+#: Dimension heads whose value has a shape of its own: "what percentage" is answered by a percentage,
+#: so a window without one (a signature block naming the founder) cannot answer it.
+VALUE_SHAPES = {stem("percentage"): re.compile(r"\d\s*%|\bper\s?cent\b", re.IGNORECASE)}
+
 _AUX_WORDS = frozenset("does do did is are was were has have had can could will would should must may might".split())
 _AUX = "(?:" + "|".join(sorted(_AUX_WORDS)) + ")"
 _PHRASE = r"(?P<x>(?:[\w'-]+\s+){0,3}?[\w'-]+)"
@@ -60,6 +68,10 @@ _AUX_FORM = re.compile(rf"^\s*(?:{_PREPOSITION}\s+)?(?:what|which|how\s+many|how
                        re.IGNORECASE)
 
 
+#: "How many people work at ...": the counted noun, when no auxiliary verb follows it.
+_COUNT_FORM = re.compile(rf"^\s*(?i:(?:{_PREPOSITION}\s+)?how\s+many)\s+(?P<x>[a-z][\w'-]*)\b")
+
+
 def ask_head(question: str) -> str | None:
     """The stem of the noun the question asks for, when its form says which one it is.
 
@@ -67,7 +79,7 @@ def ask_head(question: str) -> str | None:
     is judged by its ask words alone. A head that is a name or code is part of
     the subject instead ("What RFC 9000 section ...").
     """
-    for form in (_OF_FORM, _AUX_FORM):
+    for form in (_OF_FORM, _AUX_FORM, _COUNT_FORM):
         m = form.search(question)
         if m is None:
             continue
@@ -115,6 +127,7 @@ def ask_together(question: str, texts: Sequence[str], names: Sequence[str] = ())
     needs "Grade 7" beside "salary", as the question without the company does.
     """
     head = ask_head(question)
+    shape = VALUE_SHAPES.get(head) if head else None
     if head in GENERIC_HEADS:
         head = None
     subject = [t for t, w in weighted_terms(question).items() if w > 1.0]
@@ -134,7 +147,8 @@ def ask_together(question: str, texts: Sequence[str], names: Sequence[str] = ())
         specific = [u for u in units if _said(u, context) < 1.0]  # what the block's name says is not specific
         for sentence, window in _windows(text):
             present = term_set([window]) | context | _initials(window)
-            has_head = head is None or head in term_set([sentence]) | context
+            has_head = (head is None or head in _common_words(sentence)) and \
+                (shape is None or shape.search(window) is not None)
             subject_share = sum(_said(u, present) for u in specific) / len(specific) if specific else 1.0
             if has_head and subject_share >= MIN_SUBJECT:
                 return match(True, index, window, present)
@@ -169,6 +183,18 @@ def _said(unit: _Unit, present: set[str]) -> float:
     if unit.joined in present:
         return 1.0
     return sum(t in present for t in unit.terms) / len(unit.terms)
+
+
+#: Two or more capitalised words in a row: a name ("Department of People Operations"), whose words
+#: say what it is called, not what it is.
+_TITLE_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|and|&|for|the)?\s*[A-Z][\w'-]*)+")
+
+
+def _common_words(sentence: str) -> set[str]:
+    """Stems of the words that can say the head: not the parts of an identifier (`download_url` is not
+    downloads) nor the words of a name ("People Operations" is not people)."""
+    plain = _TITLE_RUN.sub(" ", sentence)
+    return {stem(w) for w in WORD.findall(plain.lower()) if "_" not in w}
 
 
 def _windows(text: str) -> Iterator[tuple[str, str]]:

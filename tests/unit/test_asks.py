@@ -98,3 +98,28 @@ def test_a_name_with_parts_is_one_vote_of_the_subject():
 def test_a_preposition_may_lead_the_which_form():
     assert ask_head("Under which stock ticker does TechCorp trade?") == "ticker"
     assert ask_head("For how many years does the NDA stay in force?") == "year"
+
+
+def test_a_count_without_an_auxiliary_has_its_counted_noun_as_head():
+    assert ask_head("How many people work at Tern Logistics?") == "peopl"
+    assert ask_head("how many trucks run on Sundays?") == "truck"
+
+
+def test_the_head_is_not_said_by_a_name_an_identifier_or_a_heading():
+    # "People Operations" names a department; `download_url` is a field; a heading titles the block
+    owner = "Owner: Department of People Operations, Tern Logistics, Gothenburg."
+    assert not ask_together("How many people work at Tern Logistics?", [owner], ["policy.pdf"]).found
+    assert ask_together("How many people work at Tern Logistics?",
+                        ["Tern Logistics employs 40 people in Gothenburg."], ["policy.pdf"]).found
+    meta = "Fields of the sample project: 'download_url': 'UNKNOWN', 'name': 'sampleproject'."
+    assert not ask_together("How many downloads does sampleproject get?", [meta], ["pprint.md"]).found
+    maker = "Model: Heron-3 Dual Boiler. Manufacturer: Tern Coffee Systems, Tacoma WA."
+    assert not ask_together("How many Heron-3 machines has Tern sold?", [maker],
+                            ["heron3_manual.pdf\nHeron-3 Espresso Machine · Service Manual"]).found
+
+
+def test_a_percentage_is_answered_only_where_a_percentage_is_written():
+    signature = "StartupXYZ LLC By: ______ Name: Sarah Chen Title: Founder and CEO"
+    question = "What percentage of StartupXYZ does its founder Sarah Chen own?"
+    assert not ask_together(question, [signature], ["nda.pdf"]).found
+    assert ask_together(question, [signature + ". Sarah Chen owns 62% of StartupXYZ."], ["cap.pdf"]).found
