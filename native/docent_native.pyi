@@ -345,10 +345,12 @@ def select_evidence_sentences(
 
     Query terms: maximal runs of ``\\w`` in ``query`` of at least 3 characters,
     lower-cased per character (``str.lower()``), minus the stop words of
-    ``common.lexicon.STOP_WORDS``, de-duplicated.
+    ``common.lexicon.STOP_WORDS`` (tested before stemming), each reduced to its
+    ``common.lexicon.stem``, de-duplicated.
     No terms -> ``[]``. Each block is split with ``split_sentences``; a sentence
     with fewer than 4 words (``\\w`` runs) is skipped. Otherwise ``overlap =
-    (distinct terms equal to one of its lower-cased words) / (number of terms)``;
+    (distinct terms equal to the stem of one of its lower-cased words) / (number
+    of terms)``;
     the sentence is kept when ``overlap >= min_overlap`` (so a NaN
     ``min_overlap`` keeps nothing, and ``<= 0`` keeps every sentence of 4+
     words) and scored ``overlap + 0.001 * (1 / (block_index + 1))``, a tie-break

@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from common.lexicon import STOP_WORDS  # the native list is this one (tests/unit/test_lexicon.py)
+# The native STOP_WORDS is this list (tests/unit/test_lexicon.py); native/src/lexicon.rs ports stem.
+from common.lexicon import STOP_WORDS, stem
 
 DEFAULT_CHUNK_SIZE = 1 << 20
 MAX_CHUNK_SIZE = 1 << 26
@@ -300,8 +301,10 @@ BLOCK_BONUS = 0.001
 
 
 def _query_terms(query: str) -> set[str]:
+    """Stems of the folded query words of 3+ chars that are not stop words
+    (tested before stemming): the rest of the product matches words by stem."""
     return {
-        term
+        stem(term)
         for token in _WORD.findall(query)
         if len(token) >= MIN_TERM_CHARS and (term := _fold(token)) not in STOP_WORDS
     }
@@ -310,7 +313,8 @@ def _query_terms(query: str) -> set[str]:
 def select_evidence_sentences_reference(
     query: str, blocks: Sequence[str], max_sentences: int = 3, min_overlap: float = 0.2
 ) -> list[tuple[int, int, int, float]]:
-    """Up to ``max_sentences`` (block, start, end, score) by query-term overlap."""
+    """Up to ``max_sentences`` (block, start, end, score) by query-term overlap,
+    terms and sentence words compared by ``common.lexicon.stem``."""
     if isinstance(blocks, str):
         raise TypeError("blocks must be a sequence of str, not a str")
     if max_sentences < 0:
@@ -321,7 +325,7 @@ def select_evidence_sentences_reference(
     kept = []
     for block_index, block in enumerate(blocks):
         for start, end in split_sentences_reference(block):
-            words = [_fold(token) for token in _WORD.findall(block[start:end])]
+            words = [stem(_fold(token)) for token in _WORD.findall(block[start:end])]
             if len(words) < MIN_SENTENCE_WORDS:
                 continue
             overlap = len(terms.intersection(words)) / len(terms)

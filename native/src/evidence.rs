@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::chars::{fold_into, word_spans};
+use crate::lexicon::stem;
 use crate::sentences::split_chars;
 
 /// Lower bound on the background spread in [`evidence_contrast`]. Without it
@@ -108,22 +109,27 @@ pub struct Evidence {
     pub score: f64,
 }
 
-/// Distinct query terms, each mapped to its first-appearance index: case-folded
-/// `\w` runs of at least [`MIN_TERM_CHARS`] characters, minus [`STOP_WORDS`].
+/// Distinct query terms, each mapped to its first-appearance index: the
+/// [`stem`]s of the case-folded `\w` runs of at least [`MIN_TERM_CHARS`]
+/// characters that are not [`STOP_WORDS`] (tested on the folded word, before
+/// stemming). Stems, because the Python side (`common.lexicon.stem`, used by
+/// chunking, generation and the agent) matches words by stem: "backflush ...
+/// week" must find "Backflushing ... weekly".
 pub fn query_terms(query: &str) -> HashMap<String, usize> {
     let chars: Vec<char> = query.chars().collect();
     let mut terms = HashMap::new();
+    let mut word = String::new();
     for (start, end) in word_spans(&chars) {
         if end - start < MIN_TERM_CHARS {
             continue;
         }
-        let mut term = String::new();
+        word.clear();
         chars[start..end]
             .iter()
-            .for_each(|&c| fold_into(c, &mut term));
-        if !STOP_WORDS.contains(&term.as_str()) {
+            .for_each(|&c| fold_into(c, &mut word));
+        if !STOP_WORDS.contains(&word.as_str()) {
             let next = terms.len();
-            terms.entry(term).or_insert(next);
+            terms.entry(stem(&word).to_owned()).or_insert(next);
         }
     }
     terms
@@ -131,9 +137,10 @@ pub fn query_terms(query: &str) -> HashMap<String, usize> {
 
 /// Pick up to `max_sentences` sentences of `blocks` that share the most
 /// query terms. A sentence (see [`split_chars`]) with at least
-/// [`MIN_SENTENCE_WORDS`] words has `overlap` = distinct query terms among
-/// its folded words / number of query terms; it is kept when
-/// `overlap >= min_overlap` and scored `overlap + 0.001 * (1 / (block + 1))`.
+/// [`MIN_SENTENCE_WORDS`] words has `overlap` = distinct query terms (stems,
+/// see [`query_terms`]) among the [`stem`]s of its folded words / number of
+/// query terms; it is kept when `overlap >= min_overlap` and scored
+/// `overlap + 0.001 * (1 / (block + 1))`.
 /// Ordered by score descending, then block, then start. No terms -> empty.
 pub fn select_evidence_sentences<S: AsRef<str>>(
     query: &str,
@@ -162,7 +169,7 @@ pub fn select_evidence_sentences<S: AsRef<str>>(
                 chars[start + a..start + b]
                     .iter()
                     .for_each(|&c| fold_into(c, &mut word));
-                if let Some(&i) = terms.get(word.as_str()) {
+                if let Some(&i) = terms.get(stem(&word)) {
                     if seen[i] != stamp {
                         seen[i] = stamp;
                         matched += 1;
@@ -240,8 +247,42 @@ mod tests {
         let mut got: Vec<_> = terms.into_iter().collect();
         got.sort_by_key(|(_, i)| *i);
         let names: Vec<_> = got.iter().map(|(t, _)| t.as_str()).collect();
-        assert_eq!(names, ["dosage", "aspirin", "adults"]);
+        assert_eq!(names, ["dosag", "aspirin", "adult"]);
         assert!(query_terms("is it so? the and").is_empty());
+        // Distinct stems: "Adult" and "adults" are one term; the stop-word
+        // test is on the folded word, so "Describes" stays (as "describ").
+        let terms = query_terms("Adult adults describe Describes weekly");
+        let mut got: Vec<_> = terms.into_iter().collect();
+        got.sort_by_key(|(_, i)| *i);
+        assert_eq!(
+            got,
+            [
+                ("adult".into(), 0),
+                ("describ".into(), 1),
+                ("week".into(), 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn selection_matches_stems() {
+        let blocks = [
+            "Descale the Atlas-7 every month with the supplied descaler.",
+            "Backflushing with Cafiza detergent is recommended weekly.",
+        ];
+        let query = "Is it fine to backflush the Atlas-7 once a week?";
+        // Terms (stems): fin, backflush, atla, week ("once" is a stop word).
+        let got = select_evidence_sentences(query, &blocks, 3, 0.2);
+        let view: Vec<_> = got.iter().map(|e| (e.block, e.start, e.end)).collect();
+        assert_eq!(view, [(1, 0, 57), (0, 0, 59)]);
+        assert_eq!(
+            got[0].score.to_bits(),
+            (2.0f64 / 4.0 + 0.001 * (1.0 / 2.0f64)).to_bits()
+        );
+        assert_eq!(
+            got[1].score.to_bits(),
+            (1.0f64 / 4.0 + 0.001 * (1.0 / 1.0f64)).to_bits()
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod evidence;
 pub mod facts;
 pub mod fusion;
 pub mod hashing;
+pub mod lexicon;
 pub mod markers;
 pub mod numbers;
 pub mod polarity;

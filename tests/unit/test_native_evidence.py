@@ -6,6 +6,9 @@ sentences become extractive answers, so both must be reproducible. Hypothesis
 feeds both sides arbitrary finite floats (ties, signed zeros, huge and tiny
 magnitudes) and random texts and queries, and demands identical results and
 float bits; example tests pin the formula, the floor and the tie-breaks.
+Query terms and sentence words are compared by ``common.lexicon.stem`` (ported
+to native/src/lexicon.rs), so further tests pin that the Rust stemmer splits
+words into exactly the Python stemmer's classes.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from common.lexicon import STOP_WORDS, stem
 from testkit.native_reference import evidence_contrast_reference, select_evidence_sentences_reference
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
@@ -28,7 +32,9 @@ SIMILARITY = st.one_of(
 )
 
 WORDS = ["aspirin", "Aspirin", "DOSAGE", "dosage", "adults", "the", "what", "is", "of", "mg", "500",
-         "Élan", "straße", "ΣΟΦΙΑ", "σοφια", "İstanbul", "x_y", "ab", "abc", "co2"]
+         "Élan", "straße", "ΣΟΦΙΑ", "σοφια", "İstanbul", "x_y", "ab", "abc", "co2",
+         "adult", "Dosages", "dosing", "weekly", "week", "Backflushing", "backflush", "validations",
+         "studies", "tied", "ééed", "éééed", "İİed", "ΣΟΦΙΕΣ", "ties", "ations", "tree"]
 SEPARATORS = [" ", " ", "  ", ", ", ". ", "! ", "? ", "\n", "\n\n", " [1] ", " (", ") ", '"', "\n- ", "; "]
 TEXT = st.one_of(
     st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=60).map("".join),
@@ -156,3 +162,78 @@ def test_selection_errors() -> None:
             func("aspirin", "a block")  # a str is not a list of blocks
     with pytest.raises(TypeError):
         docent_native.select_evidence_sentences("aspirin", ["ok", None])  # type: ignore[list-item]
+
+
+def test_selection_matches_stems() -> None:
+    blocks = [
+        "Descale the Atlas-7 every month with the supplied descaler.",
+        "Backflushing with Cafiza detergent is recommended weekly.",
+    ]
+    query = "Is it fine to backflush the Atlas-7 once a week?"
+    got = docent_native.select_evidence_sentences(query, blocks)
+    assert got == select_evidence_sentences_reference(query, blocks)
+    # Terms (stems): fin, backflush, atla, week; "backflushing" and "weekly" match two of them.
+    assert got == [(1, 0, 57, 2 / 4 + 0.001 * (1 / 2)), (0, 0, 59, 1 / 4 + 0.001 * (1 / 1))]
+    assert blocks[got[0][0]][got[0][1]:got[0][2]] == "Backflushing with Cafiza detergent is recommended weekly."
+    # The stop-word test is on the word before stemming: "describes" is a term (stem "describ").
+    assert "describe" in STOP_WORDS and "describes" not in STOP_WORDS
+    assert docent_native.select_evidence_sentences("describe", ["We describe the pump here."]) == []
+    assert docent_native.select_evidence_sentences("describes", ["We describe the pump here."]) == [
+        (0, 0, 26, 1.0 + 0.001)]
+
+
+SUFFIXES = ["ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e"]
+ROOTS = ["week", "backflush", "valid", "nation", "car", "tie", "stud", "ab", "x", "co2", "é", "éé",
+         "İ", "İİ", "ΣΟΦ", "straß", "naïv", "ééé", "wing", "th"]
+# Roots with zero, one or two suffixes (stacked suffixes test "first hit wins"), in mixed case.
+VOCABULARY = sorted({
+    word
+    for root in ROOTS
+    for tail in [""] + SUFFIXES + [a + b for a in ("s", "e", "ing", "ation") for b in ("s", "ly", "es")]
+    for word in ((root + tail), (root + tail).upper())
+    if len(word) >= 3
+})
+
+
+def _fold(word: str) -> str:
+    """The per-character case fold of a word (no final-sigma context), as the native side folds."""
+    return "".join(ch.lower() for ch in word)
+
+
+def _folded_stem(word: str) -> str:
+    return stem(_fold(word))
+
+
+def _is_term(word: str) -> bool:
+    return len(word) >= 3 and _fold(word) not in STOP_WORDS
+
+
+def test_rust_stem_splits_words_like_the_python_stem() -> None:
+    # One block per word, each a four-word sentence whose other words ("zz") are never a term
+    # (a stem keeps 3+ chars): a word's query selects exactly the blocks of its stem class.
+    blocks = [f"{word} zz zz zz" for word in VOCABULARY]
+    stems = [_folded_stem(word) for word in VOCABULARY]
+    for index, word in enumerate(VOCABULARY):
+        native = docent_native.select_evidence_sentences(word, blocks, len(blocks), 1.0)
+        want = [i for i, other in enumerate(stems) if other == stems[index]] if _is_term(word) else []
+        assert [block for block, *_ in native] == want, word
+        assert [score.hex() for *_, score in native] == [(1.0 + 0.001 * (1 / (i + 1))).hex() for i in want]
+        if index % 50 == 0:  # the reference is slow on 800 blocks; a sample suffices on top
+            assert_same_selection(native, select_evidence_sentences_reference(word, blocks, len(blocks), 1.0))
+
+
+STEM_WORD = st.one_of(
+    st.sampled_from(VOCABULARY),
+    st.tuples(st.sampled_from(ROOTS), st.lists(st.sampled_from(SUFFIXES), max_size=3)).map(
+        lambda rs: rs[0] + "".join(rs[1])),
+    st.text(alphabet="aeilnostdgyEILSéÉİıΣσςß_2", min_size=3, max_size=10),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(query_word=STEM_WORD, block_word=STEM_WORD)
+def test_stem_match_matches_reference(query_word: str, block_word: str) -> None:
+    blocks = [f"{block_word} zz zz zz"]
+    native = docent_native.select_evidence_sentences(query_word, blocks, 1, 1.0)
+    assert_same_selection(native, select_evidence_sentences_reference(query_word, blocks, 1, 1.0))
+    assert bool(native) == (_is_term(query_word) and _folded_stem(query_word) == _folded_stem(block_word))
