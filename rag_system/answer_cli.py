@@ -262,6 +262,8 @@ def _print(args: argparse.Namespace, payload: dict[str, Any], streamed: str = ""
         sys.stdout.write("\n\n")
     else:  # the check changed what was streamed: say so, and print what stands
         sys.stdout.write(f"\n\nChecked answer ({payload['answer_source']}):\n{payload['answer']}\n\n")
+    if payload["answer_source"] == "refusal" and payload.get("refusal_reason"):  # why, as the web app says
+        sys.stdout.write(f"Why: {payload['refusal_reason']}\n")
     for c in payload["citations"]:
         pages = f"p. {c['page_start']}" + (f"-{c['page_end']}" if c["page_end"] != c["page_start"] else "")
         sys.stdout.write(f"[{c['n']}] {c['document_name']}, {pages}: \"{' '.join(c['quote'].split())[:200]}\"\n")

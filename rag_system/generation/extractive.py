@@ -51,6 +51,11 @@ def extractive_answer(question: str, blocks: list[EvidenceBlock], max_sentences:
         present = term_set([span])
         weight = sum(w for t, w in weights.items() if t in present) / total
         scored.append((weight / (1.0 + RANK_DECAY * block_index), block_index, start, span))
+    # A sentence holding what reads as a marker ("sorted([5, 2, 3]) [1, 2, 3]") would cite blocks it
+    # never meant to, or a block that is not there; quoting it cannot be checked, so it is not quoted.
+    scored = [s for s in scored if not _reads_as_cited(s[3])]
+    if not scored:
+        return None
     scored.sort(key=lambda s: (-s[0], s[1], s[2]))
     chosen = sorted(scored[:max_sentences], key=lambda s: (s[1], s[2]))
     chosen = _with_following(chosen, bodies)
@@ -58,6 +63,10 @@ def extractive_answer(question: str, blocks: list[EvidenceBlock], max_sentences:
     if len(lines) == 1:
         return lines[0]
     return "\n".join(f"- {line}" for line in lines)
+
+
+def _reads_as_cited(sentence: str) -> bool:
+    return any(numbers for _, _, numbers in docent_native.parse_citations(sentence))
 
 
 def _cited(span: str, number: int) -> str:
@@ -86,7 +95,7 @@ def _with_following(chosen: list[tuple[float, int, int, str]],
             following = [(a, b) for a, b in docent_native.split_sentences(body) if a >= end]
             if following and (bi, following[0][0]) not in taken:
                 a, b = following[0]
-                if b - start <= MAX_SENTENCE_CHARS + 80:
+                if b - start <= MAX_SENTENCE_CHARS + 80 and not _reads_as_cited(body[a:b]):
                     span = body[start:b]
         out.append((score, bi, start, span))
     return out

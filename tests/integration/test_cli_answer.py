@@ -46,6 +46,17 @@ def test_ask_answers_a_folder_and_removes_its_temporary_index(tmp_path: Path):
     assert not (tmp_path / "data").exists()  # ask never touches the real data dir
 
 
+def test_a_refusal_in_text_says_why(tmp_path: Path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "quic.txt").write_text(QUIC)
+    done = _run(["ask", str(folder), "What is the annual salary of the QUIC working group chair?",
+                 "--backend", "extractive"], _env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("The documents do not contain enough information")
+    assert "\nWhy: " in done.stdout and "salary" in done.stdout.split("Why: ")[1]
+
+
 def test_ask_on_a_missing_folder_is_a_usage_error(tmp_path: Path):
     done = _run(["ask", str(tmp_path / "nope"), "q"], _env(tmp_path))
     assert done.returncode == 2 and "does not exist" in done.stderr

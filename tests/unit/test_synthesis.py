@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from rag_system.generation.citations import check
+from rag_system.generation.citations import check, validate
+from rag_system.generation.extractive import extractive_answer
 from rag_system.generation.llm import (
     BackendStatus,
     Completion,
@@ -201,6 +202,14 @@ def test_extractive_backend_alone_cites_verbatim_sentences():
     answer, _ = run(ExtractiveBackend())
     assert answer.answer_source == "extractive" and answer.validation["valid"]
     assert "default value of 3 is assumed" in answer.answer
+
+def test_a_sentence_that_reads_as_a_citation_is_not_quoted():
+    # pydocs' sorting HOWTO: the list literals read as markers [5, 2, 3, 1, 4] and [1, 2, 3, 4, 5]
+    sorting = block(1, "It returns a new sorted list: >>> sorted([5, 2, 3, 1, 4]) [1, 2, 3, 4, 5] is shown. "
+                       "The list.sort() method modifies the list in-place and returns None.", name="sorting.md")
+    text = extractive_answer("Does list.sort() return the sorted list?", [sorting])
+    assert text is not None and "returns None" in text and "[5," not in text
+    assert validate(text, [sorting]).valid
 
 
 @pytest.mark.parametrize("raw, expected", [
