@@ -185,7 +185,7 @@ class Synthesizer:
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
         if report.valid:
-            return self._final(text, "llm", blocks, backend.name, "", 0.0, options, report), first
+            return self._accept(question, text, "llm", blocks, backend, options, emit, report), first
         if not options.repair:
             return self._replace(question, blocks, options, emit, "citations did not validate", text), first
         fixed, count = attribute(text, blocks, report)
@@ -194,7 +194,7 @@ class Synthesizer:
             report.attributed = count
             if report.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
-                return self._final(fixed, "llm_repaired", blocks, backend.name, "", 0.0, options, report), first
+                return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, report), first
         repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
                                     options.params)
         usage["repair"] = {"prompt": repaired.prompt_tokens, "completion": repaired.completion_tokens}
@@ -209,8 +209,24 @@ class Synthesizer:
                 report.attributed = count
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
-            return self._final(second, "llm_repaired", blocks, backend.name, "", 0.0, options, report), first
+            return self._accept(question, second, "llm_repaired", blocks, backend, options, emit, report), first
         return self._replace(question, blocks, options, emit, "citations still invalid after repair", second), first
+
+    def _accept(self, question: str, text: str, source: str, blocks: list[EvidenceBlock], backend: LLMBackend,
+                options: SynthesisOptions, emit: Emit, report: Validation) -> Answer:
+        """A valid model answer, if the blocks it cites hold what the question asks (rule 4, as for a quote).
+
+        Every fact can be in its block and the answer still not be one: asked "What grind size should I
+        use ...?", the model stated the warranty terms, each cited. Then it is quoted instead, and the
+        quote meets the same rule.
+        """
+        if options.min_ask > 0:
+            cited = {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
+            share, lacking = ask_coverage(question, [located_text(b) for b in blocks if b.number in cited])
+            if share < options.min_ask:
+                return self._replace(question, blocks, options, emit,
+                                     f"the passages it cites do not say: {', '.join(lacking[:6])}", text)
+        return self._final(text, source, blocks, backend.name, "", 0.0, options, report)
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
                              emit: Emit) -> Answer:

@@ -153,6 +153,27 @@ def test_no_evidence_is_a_refusal():
     assert answer.answer_source == "refusal" and "no evidence" in answer.refusal_reason
 
 
+WARRANTY = block(1, "The Atlas-7 carries a 36-month parts warranty. The warranty is void if descaling agents "
+                   "with citric acid above 8 percent are used.", name="atlas7_manual.pdf")
+BREW = block(2, "Grind size for a double shot is set to fine, step 4 on the burr dial. A double shot takes "
+               "18 grams of coffee.", name="atlas7_manual.pdf")
+
+
+def test_a_valid_answer_whose_cited_blocks_do_not_say_what_is_asked_is_quoted_instead():
+    # the default model, asked for a grind size, stated the warranty terms, each fact cited and true
+    question = "What grind size should I use for a double espresso shot on the Atlas-7?"
+    backend = Scripted("The Atlas-7 carries a 36-month parts warranty [1].")
+    answer, events = run(backend, question=question, blocks=[WARRANTY, BREW])
+    assert answer.answer_source == "extractive" and "answer_replaced" in events
+    assert "step 4" in answer.answer  # the quote is chosen by the question and the draft
+    alone, _ = run(Scripted("The Atlas-7 carries a 36-month parts warranty [1]."), question=question,
+                   blocks=[WARRANTY], min_coverage=0.0)  # past the coverage rule, to the model
+    assert alone.answer_source == "refusal" and "do not say" in alone.refusal_reason
+    kept, _ = run(Scripted("Use a fine grind, step 4 on the burr dial, for a double shot [2]."),
+                  question=question, blocks=[WARRANTY, BREW])
+    assert kept.answer_source == "llm"
+
+
 def test_model_refusal_is_trusted_when_the_passages_do_not_hold_what_the_question_asks():
     backend = Scripted(REFUSAL_TEXT)
     answer, _ = run(backend, question="Which congestion controller tracks the variance of round trips?",
