@@ -22,8 +22,9 @@ identifier (`download_url`) or of the block's heading ("Espresso Machine ·
 Service Manual" does not say how many machines were sold). A head that names a
 dimension or a kind ("the duration of", "which component") is answered by a
 value or an instance, not by the word, so it is not required; where the value
-has a shape of its own (a percentage), the window must hold one. Documentation/answering.md, "Refusing", has the measured effect
-on the gold and answer sets.
+has a shape of its own (a percentage), the window must hold one.
+Documentation/answering.md, "Refusing", has the measured effect on the gold
+and answer sets.
 """
 
 from __future__ import annotations
@@ -94,7 +95,6 @@ def ask_head(question: str) -> str | None:
         key = stem(head)
         return key if weighted_terms(question).get(key, 0.0) == 1.0 else None
     return None
-
 
 
 @dataclass(frozen=True)

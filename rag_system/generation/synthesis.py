@@ -56,7 +56,7 @@ class SynthesisOptions:
     extractive_sentences: int = 3
     min_coverage: float = 0.5
     min_similarity: float = 0.35
-    min_ask: float = 0.33  # share of the question's ask terms the quoted blocks must hold (extractive)
+    min_ask: float = 0.33  # share of the question's ask terms a block the answer cites must hold (rule 4)
     verify: bool = True
     history: str = ""
 
@@ -221,8 +221,7 @@ class Synthesizer:
         quote meets the same rule.
         """
         if options.min_ask > 0:
-            cited = {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
-            share, lacking = ask_coverage(question, [located_text(b) for b in blocks if b.number in cited])
+            share, lacking = _cited_ask(question, text, blocks)
             if share < options.min_ask:
                 return self._replace(question, blocks, options, emit,
                                      f"the passages it cites do not say: {', '.join(lacking[:6])}", text)
@@ -303,18 +302,26 @@ def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptio
     """
     chosen = blocks
     if draft:  # the blocks the draft cited first, its words added to the question's
-        named = {n for _, _, numbers in docent_native.parse_citations(draft) for n in numbers}
+        named = _cited_numbers(draft)
         chosen = [b for b in blocks if b.number in named] + [b for b in blocks if b.number not in named]
         draft = " " + re.sub(r"\[\d+(?:\s*[-–,]\s*\d+)*\]", " ", draft)
     text = extractive_answer(question + draft, chosen, options.extractive_sentences)
     if text is None:
         return None, "no evidence sentence matches the question"
-    cited = {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
-    quoted = [located_text(b) for b in blocks if b.number in cited]
-    share, lacking = ask_coverage(question, quoted)
+    share, lacking = _cited_ask(question, text, blocks)
     if share < options.min_ask:
         return None, f"the passages that match do not say: {', '.join(lacking[:6])}"
     return text, ""
+
+
+def _cited_numbers(text: str) -> set[int]:
+    return {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
+
+
+def _cited_ask(question: str, text: str, blocks: list[EvidenceBlock]) -> tuple[float, list[str]]:
+    """Rule 4 for any answer, quoted or written: the share of the ask the best block it cites holds."""
+    cited = _cited_numbers(text)
+    return ask_coverage(question, [located_text(b) for b in blocks if b.number in cited])
 
 
 def _covered(cov: float, similarity: float | None, options: SynthesisOptions) -> bool:
