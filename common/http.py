@@ -13,6 +13,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from email.message import Message
 from typing import Any
 
 from common.errors import ApiError, DomainError
@@ -90,7 +91,7 @@ class Response:
         return body  # an iterable of bytes (a file being sent)
 
 
-def request_id(headers: Mapping[str, str]) -> str:
+def request_id(headers: Mapping[str, str] | Message) -> str:
     """The client's `X-Request-ID` when it is a sane token, else a new one (it is echoed and logged)."""
     given = headers.get("X-Request-ID", "") or ""
     return given if _REQUEST_ID.match(given) else uuid.uuid4().hex
@@ -106,7 +107,7 @@ def check_bearer(headers: Mapping[str, str], token: str) -> None:
                        {"WWW-Authenticate": 'Bearer realm="docent"'})
 
 
-def allowed_origin(headers: Mapping[str, str], origins: Iterable[str]) -> str | None:
+def allowed_origin(headers: Mapping[str, str] | Message, origins: Iterable[str]) -> str | None:
     """The request's `Origin` when it is one of the configured origins (never `*`), else None."""
     origin = (headers.get("Origin") or "").rstrip("/")
     return origin if origin and origin in origins else None
