@@ -130,6 +130,8 @@ class Settings:
     refusal_min_coverage: float = field(default=0.5, metadata=_env("REFUSAL_MIN_COVERAGE"))
     refusal_min_similarity: float = field(default=0.35, metadata=_env("REFUSAL_MIN_SIMILARITY"))
     refusal_min_ask: float = field(default=0.33, metadata=_env("REFUSAL_MIN_ASK"))
+    refusal_min_meaning: float = field(default=0.45, metadata=_env("REFUSAL_MIN_MEANING"))
+    quote_by_meaning: bool = field(default=True, metadata=_env("QUOTE_BY_MEANING"))
     # RAG API service (rag_system/api/, Documentation/api.md).
     api_host: str = field(default="127.0.0.1", metadata=_env("RAG_API_HOST"))
     api_port: int = field(default=8001, metadata=_env("RAG_API_PORT"))
@@ -284,6 +286,8 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"LLM_BACKEND must be one of {', '.join(_BACKENDS)}, got {settings.llm_backend!r}")
     if not 0.0 <= settings.refusal_min_ask <= 1.0:
         raise ConfigError(f"REFUSAL_MIN_ASK must be in [0, 1], got {settings.refusal_min_ask}")
+    if not 0.0 <= settings.refusal_min_meaning <= 1.0:
+        raise ConfigError(f"REFUSAL_MIN_MEANING must be in [0, 1], got {settings.refusal_min_meaning}")
     if not 0.0 <= settings.refusal_min_coverage <= 1.0:
         raise ConfigError(f"REFUSAL_MIN_COVERAGE must be in [0, 1], got {settings.refusal_min_coverage}")
     if not 0 <= settings.api_port <= 65535:

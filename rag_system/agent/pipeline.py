@@ -31,6 +31,7 @@ from rag_system.agent.triage import GateDecision, gate
 from rag_system.agent.types import TextGenerator, Turn
 from rag_system.config import Settings
 from rag_system.generation.llm import GenerationParams, LLMBackend, Message
+from rag_system.generation.meaning import Meaning
 from rag_system.generation.registry import BackendRegistry
 from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
 from rag_system.retrieval.engine import RetrievalEngine
@@ -184,7 +185,8 @@ class QueryPipeline:
             params=GenerationParams(max_tokens=request.max_tokens, model=request.model),
             repair=self.settings.answer_repair, extractive_sentences=self.settings.extractive_sentences,
             min_coverage=self.settings.refusal_min_coverage, min_similarity=self.settings.refusal_min_similarity,
-            min_ask=self.settings.refusal_min_ask,
+            min_ask=self.settings.refusal_min_ask, min_meaning=self.settings.refusal_min_meaning,
+            meaning=self._meaning(request.indexes),
             verify=request.verify,
             history=self._history(request))
         emit("sources", {"source_documents": _sources(packed)})  # shown while the model reads
@@ -212,6 +214,12 @@ class QueryPipeline:
         return response
 
     # -- stages --------------------------------------------------------------
+    def _meaning(self, indexes: tuple[str, ...]) -> Meaning | None:
+        """Quoting by meaning uses the first index's own embedder: its vectors are the ones it knows."""
+        if not self.settings.quote_by_meaning or not indexes:
+            return None
+        return Meaning(self.engine.embedder_for(self.engine.table(indexes[0])))
+
     def _direct(self, request: ChatRequest, decision: GateDecision, emit: Emit, t0: float,
                 cancel: threading.Event | None) -> ChatResponse:
         """General chat (agent/direct.py): the configured model answers, with no citations."""

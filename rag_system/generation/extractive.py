@@ -7,15 +7,21 @@ evidence block, so its citation is true by construction. The native selector
 proposes sentences by overlap with the question; here they are re-scored with
 a decay by block rank (the retriever's ranking carries information the word
 overlap does not), and a hard-wrapped "sentence" that runs over many lines
-(plain-text RFCs, PDFs) is narrowed to its best few lines.
+(plain-text RFCs, PDFs) is narrowed to its best few lines. With the index's embedder at hand
+(`meaning.Meaning`), every sentence of the evidence is a candidate and its closeness in meaning to
+the question counts beside the overlap: a paraphrased question shares few words with the sentence
+that answers it.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 
 import docent_native
 
+from rag_system.generation.meaning import Meaning
 from rag_system.generation.terms import key_terms, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
@@ -23,6 +29,19 @@ MIN_OVERLAP = 0.1  # low on purpose: off-topic questions are refused before this
 RANK_DECAY = 0.15  # score x 1 / (1 + RANK_DECAY * block rank)
 MAX_SENTENCE_CHARS = 320
 POOL = 24
+#: How much a sentence's closeness in meaning (cosine, names taken out) counts beside its word overlap
+#: (an idf-weighted share, 0..1): alike, so a paraphrase at cosine 0.6 with no shared word ranks with
+#: a sentence that has 60% of the question's rarer words and nothing of its meaning.
+MEANING_WEIGHT = 1.0
+_LIST_MARKER = re.compile(r"^\s*[-*\u2022]\s+")
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A cited extractive answer, and how close its closest sentence comes to the question in meaning."""
+
+    text: str
+    meaning: float | None = None  # None when no embedder was given
 
 
 def selectable_text(block: EvidenceBlock) -> tuple[str, int]:
@@ -35,34 +54,50 @@ def selectable_text(block: EvidenceBlock) -> tuple[str, int]:
 
 
 def extractive_answer(question: str, blocks: list[EvidenceBlock], max_sentences: int = 3) -> str | None:
-    """Best-matching evidence sentences as a cited list, or None when nothing matches."""
+    """Best-matching evidence sentences as a cited list, or None when nothing matches (by words alone)."""
+    found = quote(question, blocks, max_sentences)
+    return found.text if found else None
+
+
+def quote(question: str, blocks: list[EvidenceBlock], max_sentences: int = 3, meaning: Meaning | None = None,
+          asked: str | None = None) -> Quote | None:
+    """The evidence sentences that best answer `question`, each cited; None when nothing matches.
+
+    `question` may carry a failed draft's words (they help find the passage it meant); `asked` is
+    the question alone, which is what meaning is measured against.
+    """
     if not blocks or max_sentences <= 0:
         return None
     bodies = [selectable_text(b)[0] for b in blocks]
-    picked = docent_native.select_evidence_sentences(question, bodies, POOL, MIN_OVERLAP)
+    picked = [(bi, start, end) for bi, start, end, _ in
+              docent_native.select_evidence_sentences(question, bodies, POOL, MIN_OVERLAP)]
+    if meaning is not None:  # every sentence may answer a paraphrase, shared words or not
+        seen = set(picked)
+        picked += [(bi, a, b) for bi, body in enumerate(bodies) for a, b in docent_native.split_sentences(body)
+                   if (bi, a, b) not in seen and body[a:b].strip()]
     if not picked:
         return None
     terms = key_terms(question)
-    spans = [(bi, start, _narrow(bodies[bi][start:end], terms)) for bi, start, end, _ in picked]
-    weights = _idf(terms, [span for _, _, span in spans])
-    total = sum(weights.values()) or 1.0
-    scored = []
-    for block_index, start, span in spans:
-        present = term_set([span])
-        weight = sum(w for t, w in weights.items() if t in present) / total
-        scored.append((weight / (1.0 + RANK_DECAY * block_index), block_index, start, span))
+    spans = [(bi, start, _narrow(bodies[bi][start:end], terms)) for bi, start, end in picked]
     # A sentence holding what reads as a marker ("sorted([5, 2, 3]) [1, 2, 3]") would cite blocks it
     # never meant to, or a block that is not there; quoting it cannot be checked, so it is not quoted.
-    scored = [s for s in scored if not _reads_as_cited(s[3])]
-    if not scored:
+    spans = [s for s in spans if not _reads_as_cited(s[2])]
+    if not spans:
         return None
+    weights = _idf(terms, [span for _, _, span in spans])
+    total = sum(weights.values()) or 1.0
+    close = meaning.similarities(asked or question, [span for _, _, span in spans]) if meaning else [0.0] * len(spans)
+    scored = []
+    for (block_index, start, span), cosine in zip(spans, close):
+        present = term_set([span])
+        weight = sum(w for t, w in weights.items() if t in present) / total + MEANING_WEIGHT * max(cosine, 0.0)
+        scored.append((weight / (1.0 + RANK_DECAY * block_index), block_index, start, span, cosine))
     scored.sort(key=lambda s: (-s[0], s[1], s[2]))
-    chosen = sorted(scored[:max_sentences], key=lambda s: (s[1], s[2]))
-    chosen = _with_following(chosen, bodies)
+    top = scored[:max_sentences]
+    chosen = _with_following(sorted([s[:4] for s in top], key=lambda s: (s[1], s[2])), bodies)
     lines = [_cited(span, blocks[bi].number) for _, bi, _, span in chosen]
-    if len(lines) == 1:
-        return lines[0]
-    return "\n".join(f"- {line}" for line in lines)
+    text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
+    return Quote(text, max(s[4] for s in top) if meaning else None)
 
 
 def _reads_as_cited(sentence: str) -> bool:
@@ -72,7 +107,10 @@ def _reads_as_cited(sentence: str) -> bool:
 def _cited(span: str, number: int) -> str:
     """Every sentence of the span gets the marker: the validator checks sentence by sentence."""
     parts = [span[a:b] for a, b in docent_native.split_sentences(span)] or [span]
-    return " ".join(f"{' '.join(part.split())} [{number}]" for part in parts)
+    # A Markdown list item's own bullet would stack on the answer's ("- - Looked up ..."); the rest
+    # of the line is still verbatim text of the block.
+    parts = [_LIST_MARKER.sub("", part, count=1) for part in parts]
+    return " ".join(f"{' '.join(part.split())} [{number}]" for part in parts if part.strip())
 
 
 def _with_following(chosen: list[tuple[float, int, int, str]],
