@@ -243,6 +243,12 @@ def check_claims(
          ``jan``...``dec``/``sept``, optionally followed by ``.``; a year is
          exactly 4 digits; parts are separated by whitespace; month 1-12, day
          1-31. Key ``(y, m, d)`` or ``(y, m)``; a year alone is a number.
+       * a hex literal, ``0x``/``0X`` + a hex digit: the word run is a
+         ``"number"`` whose one value is the literal's (``0x00`` is 0,
+         ``0xff`` 255), or an ``"identifier"`` when the run is not all hex
+         digits or its value needs more than 128 bits. In a block it is that
+         value, never the numeral 0 followed by letters: "0xff" does not back
+         an answer's "0".
        * at a digit, a numeral: the digit run; 1-3 digits may continue with
          groups of exactly 3 digits after ``,`` (1+ groups), else after
          U+0020/U+00A0/U+2009/U+202F (1+), else after ``.`` (2+ groups:

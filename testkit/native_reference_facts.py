@@ -14,6 +14,7 @@ from typing import Any
 from testkit.native_reference import _QUOTE, STOP_WORDS, _fold, _markers
 from testkit.native_reference_numbers import (
     date_at,
+    hex_literal,
     is_alpha,
     is_digit,
     is_upper,
@@ -183,6 +184,15 @@ def sentence_facts(t: str, min_quote_chars: int) -> list[tuple[str, int, int, tu
         if date is not None:
             facts.append(("date", i, date[0], ("date", date[1])))
             i = date[0]
+            continue
+        hexed = hex_literal(w_text, i)
+        if hexed is not None:
+            end = word_end(w_text, i)
+            if hexed[0] is None:
+                facts.append(("identifier", i, end, ("token", search_text(t[i:end]))))
+            else:
+                facts.append(("number", i, end, ("values", [str(hexed[0])])))
+            i = end
             continue
         if is_digit(w_text[i]):
             numeral = parse_numeral(w_text, i)

@@ -165,6 +165,10 @@ def block_values(t: str) -> set[str]:
     for p in range(len(t)):
         if not numeral_starts(t, p) or is_page_number(t, p):
             continue
+        hexed = hex_literal(t, p)
+        if hexed is not None:
+            out.update([] if hexed[0] is None else [str(hexed[0])])
+            continue
         numeral = parse_numeral(t, p)
         values, _ = numeral_values(t, numeral, run_end(t, numeral[2], is_alpha))
         out.update(values)
@@ -180,6 +184,20 @@ def block_values(t: str) -> set[str]:
             _number_word_values(t, value, r, out)
         a = r
     return out
+
+
+def hex_literal(t: str, p: int) -> tuple[int | None] | None:
+    """A `0x…` literal: (its value,), or (None,) for a hash or a non-hex word; never the numeral 0."""
+    if t[p] != "0" or t[p + 1:p + 2] not in ("x", "X") or t[p + 2:p + 3] == "" or t[p + 2] not in _HEX:
+        return None
+    digits = t[p + 2:word_end(t, p)]
+    if not all(c in _HEX for c in digits):
+        return (None,)
+    value = int(digits, 16)
+    return (value if value < 2 ** 128 else None,)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _number_word_values(t: str, v: int, r: int, out: set[str]) -> None:

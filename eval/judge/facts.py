@@ -30,6 +30,7 @@ _NUMBER = re.compile(
     r"(?<![\w.,])([$€£]\s?)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
     r"(?:\s?(%|percent\b|million\b|billion\b|thousand\b|bn\b|[MKB]\b))?"
 )
+_HEX = re.compile(r"0x[0-9A-Fa-f]+")
 _PAGE_REF = re.compile(r"(?:\bp{1,2}\.|\bpages?)\s*$", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"['’]s$")
 _NAME_TOKEN = re.compile(r"\b[A-Z][A-Za-z]*(?:[-'’][A-Za-z]+)*\b")
@@ -152,8 +153,10 @@ def _mask_numbers(text: str) -> str:
 
 
 def block_numbers(text: str) -> set[Decimal]:
-    _, rest = _split(" ".join(text.split()))
-    return {f.value for f in _numbers(rest) if f.value is not None}
+    """Every number the text states; a hex literal states its value ("type 0x00" backs "type 0")."""
+    found, rest = _split(" ".join(text.split()))
+    hexed = {Decimal(int(f.text, 16)) for f in found if f.kind == "identifier" and _HEX.fullmatch(f.text)}
+    return hexed | {f.value for f in _numbers(rest) if f.value is not None}
 
 
 def supported(fact: Fact, evidence: str, numbers: set[Decimal] | None = None) -> bool:

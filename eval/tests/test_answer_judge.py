@@ -50,6 +50,13 @@ def test_numbers_compare_by_value_across_spellings() -> None:
     assert _unsupported("It is $45M in total.", PRICE) == []
 
 
+def test_a_hex_literal_in_a_block_states_its_value() -> None:
+    datagram = "DATAGRAM Capsule { Type (i) = 0x00, Length (i), HTTP Datagram Payload (..) }"
+    assert _unsupported("The DATAGRAM capsule type is 0.", datagram) == []
+    assert _unsupported("The DATAGRAM capsule type is 1.", datagram) == ["1"]
+    assert _unsupported("The port is 0.", "The mask 0xff applies.") == ["0"]
+
+
 def test_identifiers_quotes_and_names_must_occur_as_written() -> None:
     manual = "The group head gasket (part MG-311) should be replaced every 14 months."
     assert _unsupported("Order gasket MG-311 every 14 months.", manual) == []

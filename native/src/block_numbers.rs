@@ -74,6 +74,10 @@ pub fn block_values(t: &[char], out: &mut HashSet<String>) {
         if !numeral_starts(t, p) || is_page_number(t, p) {
             continue;
         }
+        if let Some(value) = hex_literal(t, p) {
+            out.extend(value.map(|v| v.to_string()));
+            continue;
+        }
         let num = parse_numeral(t, p);
         let s = letters_end(t, num.end);
         let (values, _) = numeral_values(t, &num, s);
@@ -92,6 +96,25 @@ pub fn block_values(t: &[char], out: &mut HashSet<String>) {
         }
         a = r;
     }
+}
+
+/// A `0x…` literal at `p`: `Some(its value)`, or `Some(None)` when it is a
+/// hex word too long (a hash) or not all hex digits (an identifier). Either
+/// way it is not the numeral 0 followed by letters: "0xff" must not back an
+/// answer's "0".
+pub fn hex_literal(t: &[char], p: usize) -> Option<Option<u128>> {
+    if t[p] != '0' || !matches!(t.get(p + 1), Some('x' | 'X')) {
+        return None;
+    }
+    if !t.get(p + 2).is_some_and(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let r = word_end(t, p);
+    let digits: String = t[p + 2..r].iter().collect();
+    if !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Some(None);
+    }
+    Some(u128::from_str_radix(&digits, 16).ok())
 }
 
 /// Values of the number word `v` ending at `r`: itself, a tens-unit
@@ -157,5 +180,14 @@ mod tests {
         for v in ["5", "5000000", "1.3", "45", "45000000", "3.3"] {
             assert!(b.contains(v), "{v} in {b:?}");
         }
+    }
+
+    #[test]
+    fn hex_literal_is_its_own_value_not_zero() {
+        let b = block("type 0x00; mask 0xff; 0x41 reserved; id 0x3f9z; salt 0x0dede3def700a6db819381be6e269dcbf9bd2ed9");
+        for v in ["0", "255", "65"] {
+            assert!(b.contains(v), "{v} in {b:?}");
+        }
+        assert!(!block("mask 0xff and 0x41 and 0x3f9z").contains("0"));
     }
 }

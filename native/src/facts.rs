@@ -14,6 +14,9 @@
 //!    blanked (longer ones are `validate_citations`' to check).
 //! 3. a left-to-right scan over the starts of `\w` runs of what is left:
 //!    * a **date** ([`crate::dates`]);
+//!    * a **hex literal** `0x…` ([`crate::block_numbers::hex_literal`]): a
+//!      number whose one value is the literal's (`0x00` is 0, `0xff` 255),
+//!      or an identifier when it is not all hex digits or too long;
 //!    * at an ASCII digit: a numeral ([`crate::numbers`]) with its glued
 //!      letters; when a `\w` character, or `.` and a `\w` character, follows
 //!      those letters the whole run is an **identifier** (`1.2.3`, `0x0a`),
@@ -35,6 +38,7 @@
 use crate::chars::{fold, is_alpha, is_space, is_upper_word, is_word};
 use crate::dates::{date_at, Date};
 use crate::markers::for_each_marker;
+use crate::block_numbers::hex_literal;
 use crate::numbers::{is_digit, letters_end, numeral_values, parse_numeral, word_end};
 use crate::validate::quotes;
 
@@ -309,6 +313,20 @@ pub fn sentence_facts(t: &[char], min_quote_chars: usize) -> Vec<Fact> {
                 start: i,
                 end,
                 key: Key::Date(date),
+            });
+            i = end;
+            continue;
+        }
+        if let Some(value) = hex_literal(&w, i) {
+            let end = word_end(&w, i);
+            facts.push(match value {
+                Some(v) => Fact {
+                    kind: Kind::Number,
+                    start: i,
+                    end,
+                    key: Key::Values(vec![v.to_string()]),
+                },
+                None => identifier(t, i, end),
             });
             i = end;
             continue;

@@ -27,7 +27,7 @@ FRAGMENTS = [
     "000", ",000", ".000", " 000", "\u00a0000", "\u202f000", ".5", ",5", "k", "K", "M", "m", "bn", "B",
     " million", " Million", " thousand", " billion", " hundred", " percent", " per cent", "st", "th", "nd",
     "January", "Feb", "Feb.", "May", "sept", "Sept", "October", " 1,", " 1st", "31", "32", "13", "-02", "-01",
-    "v1.2.3", "TLS1.3", "0x0a", "ack_delay_exponent", "SETTINGS_MAX", "_", "TechCorp", "iPhone", "e.g.",
+    "v1.2.3", "TLS1.3", "0x0a", "0x", "0X", "0xff", "0x00", "0x3f9z", "0x1.2", "ffff", "ack_delay_exponent", "SETTINGS_MAX", "_", "TechCorp", "iPhone", "e.g.",
     "os.path", "`", "``", '"', "“", "”", "'", "’", "n't", "doesn't", "can’t", "not", "No,", "Yes,", "never",
     "no more than", "only", "if", "Northwind", "Northwind's", "James", "Mitchell", "CEO", "QUIC", "MUST",
     "NOT", "The", "the", "handles", "handle", "type", "types", "REAL", "allowed", "default", "is", "a",
@@ -162,6 +162,17 @@ def test_numbers_are_canonicalised() -> None:
         assert facts(f"It is {claim} [1].", [block]) == [("number", claim, False)], claim
     # A number word in the answer is not a fact; one in a block is a value.
     assert facts("One of the parties signed [1].", ["The parties signed"]) == []
+
+
+def test_a_hex_literal_is_its_value_not_the_numeral_zero() -> None:
+    """RFC 9297's DATAGRAM capsule is type 0x00; an RFC's 0xff mask is not a 0 (the false pass of rfc_q23)."""
+    assert facts("The port is 0 [1].", ["The mask 0xff applies to 0x41 and 0x3f9z."]) == [("number", "0", False)]
+    assert facts("The DATAGRAM capsule type is 0 [1].", ["DATAGRAM Capsule { Type (i) = 0x00 }"]) == [
+        ("name", "DATAGRAM", True), ("number", "0", True)]
+    assert facts("The mask is 0xFF, or 255 [1].", ["mask 0xff"]) == [("number", "0xFF", True), ("number", "255", True)]
+    assert facts("Its id is 0x3f9z [1].", ["id 0x3f9z"]) == [("identifier", "0x3f9z", True)]
+    salt = "0x" + "38762cf7f55934b34d179ae6a4c80cadccbb7f0a"
+    assert facts(f"The salt is {salt[:-4]} [1].", [f"salt = {salt}"]) == [("identifier", salt[:-4], False)]
 
 
 def test_dates_and_their_parts() -> None:
