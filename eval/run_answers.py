@@ -74,8 +74,11 @@ def judge(row: GoldRow, payload: dict[str, Any], case_sensitive: bool) -> dict[s
     fact = all(found) if row.match == "all" else any(found)
     given = [any(w in normalise(text, case_sensitive) for text in ordered) for w in wanted]
     in_evidence = all(given) if row.match == "all" else any(given)
+    # which blocks hold an expected fact: a miss reads "the fact was in [3], the answer cited [1, 2]"
+    fact_blocks = [n for n in sorted(blocks) if any(w in normalise(blocks[n], case_sensitive) for w in wanted)]
     return {"valid": None if refused else bool(report and report["valid"]), "cited_fact": bool(fact),
-            "evidence_fact": bool(in_evidence), "refused": refused, "blocks": len(ordered)}
+            "evidence_fact": bool(in_evidence), "fact_blocks": fact_blocks, "refused": refused,
+            "blocks": len(ordered)}
 
 
 def _gold_rows(corpus: Corpus) -> list[AnswerRow]:

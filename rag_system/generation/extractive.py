@@ -28,6 +28,7 @@ from rag_system.retrieval.packer import EvidenceBlock
 MIN_OVERLAP = 0.1  # low on purpose: off-topic questions are refused before this runs
 RANK_DECAY = 0.15  # score x 1 / (1 + RANK_DECAY * block rank)
 MAX_SENTENCE_CHARS = 320
+SAME_BLOCK = 0.75  # a further pick from an already-quoted block: score x SAME_BLOCK per earlier pick
 POOL = 24
 #: How much a sentence's closeness in meaning (cosine, names taken out) counts beside its word overlap
 #: (an idf-weighted share, 0..1): alike, so a paraphrase at cosine 0.6 with no shared word ranks with
@@ -92,12 +93,28 @@ def quote(question: str, blocks: list[EvidenceBlock], max_sentences: int = 3, me
         present = term_set([span])
         weight = sum(w for t, w in weights.items() if t in present) / total + MEANING_WEIGHT * max(cosine, 0.0)
         scored.append((weight / (1.0 + RANK_DECAY * block_index), block_index, start, span, cosine))
-    scored.sort(key=lambda s: (-s[0], s[1], s[2]))
-    top = scored[:max_sentences]
+    top = _diverse(scored, max_sentences)
     chosen = _with_following(sorted([s[:4] for s in top], key=lambda s: (s[1], s[2])), bodies)
     lines = [_cited(span, blocks[bi].number) for _, bi, _, span in chosen]
     text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
     return Quote(text, max(s[4] for s in top) if meaning else None)
+
+
+def _diverse(scored: list[tuple[float, int, int, str, float]], n: int) -> list[tuple[float, int, int, str, float]]:
+    """The `n` best sentences, each further one from a block already quoted counting `SAME_BLOCK` less.
+
+    The top-ranked block holds many sentences that share the question's words; three picks from it
+    hide the one sentence of another block that answers (an RFC's definition behind its overview).
+    """
+    left = sorted(scored, key=lambda s: (-s[0], s[1], s[2]))
+    top: list[tuple[float, int, int, str, float]] = []
+    used: dict[int, int] = {}
+    while left and len(top) < n:
+        best = max(range(len(left)), key=lambda i: (left[i][0] * SAME_BLOCK ** used.get(left[i][1], 0), -i))
+        pick = left.pop(best)
+        used[pick[1]] = used.get(pick[1], 0) + 1
+        top.append(pick)
+    return top
 
 
 def _reads_as_cited(sentence: str) -> bool:

@@ -224,6 +224,16 @@ def test_extractive_backend_alone_cites_verbatim_sentences():
     assert answer.answer_source == "extractive" and answer.validation["valid"]
     assert "default value of 3 is assumed" in answer.answer
 
+def test_a_quote_does_not_take_all_its_sentences_from_the_top_block():
+    # rfc_q05/q16/q21: the top block's overview sentences share the question's words; the one that
+    # answers is in the next block, and three picks from block 1 never reached it.
+    overview = block(1, "Audit logs are kept on the primary server. Audit logs are kept encrypted at rest. "
+                        "Audit logs are kept in the archive room.", name="policy.md")
+    answer = block(2, "Audit logs are kept for seven years.", name="policy.md", page=20)
+    text = extractive_answer("How long are audit logs kept?", [overview, answer])
+    assert text is not None and "seven years. [2]" in text and validate(text, [overview, answer]).valid
+
+
 def test_a_sentence_that_reads_as_a_citation_is_not_quoted():
     # pydocs' sorting HOWTO: the list literals read as markers [5, 2, 3, 1, 4] and [1, 2, 3, 4, 5]
     sorting = block(1, "It returns a new sorted list: >>> sorted([5, 2, 3, 1, 4]) [1, 2, 3, 4, 5] is shown. "
