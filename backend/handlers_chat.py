@@ -22,6 +22,7 @@ from backend.history import conversation
 from backend.legacy import present, split_steps
 from backend.options import normalize_options
 from backend.web import Request, not_found
+from common.document_ids import file_id
 from common.errors import ApiError
 from common.http import Response
 
@@ -57,7 +58,7 @@ def _display_name(item: Any) -> Any:
     if not isinstance(item, dict) or not isinstance(item.get("document_name"), str):
         return item
     found = _STORED_NAME_RE.match(item["document_name"])
-    if found is None or found.group(1) != item.get("document_id"):
+    if found is None or found.group(1) != file_id(str(item.get("document_id") or "")):
         return item
     return {**item, "document_name": found.group(2)}
 

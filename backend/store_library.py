@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any
 
+from common.document_ids import file_id
+
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
@@ -122,7 +124,9 @@ class LibraryRows:
                       "WHERE id = ?", (status, page_count, error, document_id))
 
     def find_document(self, ident: str) -> dict[str, Any] | None:
-        """A document by its id, or by its content sha256 (what citations carry)."""
+        """A document by its id, or by its content sha256 (what citations carry; a mailbox's message,
+        `<sha256>-<n>`, is found as its file)."""
+        ident = file_id(ident)
         with self._conn() as c:
             row = c.execute("SELECT * FROM index_documents WHERE id = ? OR sha256 = ? "
                             "ORDER BY (id = ?) DESC, created_at DESC LIMIT 1", (ident, ident, ident)).fetchone()

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from backend.store_library import now
+from common.document_ids import file_id
 
 EVERYONE = "*"
 ACCESS = ("read", "write")
@@ -86,7 +87,9 @@ class SharingRows:
         return cur.rowcount > 0
 
     def documents_matching(self, ident: str) -> list[dict[str, Any]]:
-        """Every stored document with this id or sha256, with its index and session owners."""
+        """Every stored document with this id or sha256 (a message's `<sha256>-<n>` as its file), with
+        its index and session owners."""
+        ident = file_id(ident)
         with self._conn() as c:
             rows = c.execute("SELECT d.id, d.index_id, d.session_id, i.owner_id AS index_owner, "
                              "s.owner_id AS session_owner FROM index_documents d "

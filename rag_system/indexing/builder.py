@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_system.chunking.chunker import Chunk, ChunkerOptions, chunk_document
+from rag_system.chunking.chunker import Chunk, ChunkerOptions
+from rag_system.chunking.parts import chunk_file
 from rag_system.config import Settings
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.e5 import E5Embedder
@@ -65,6 +66,7 @@ class _Prepared:
     chunks: list[Chunk]
     error: str | None
     seconds: float
+    document_ids: tuple[str, ...] = ()  # per chunk: the file's id, or its part's (a mailbox's message)
 
 
 def hash_files(paths: Sequence[Path]) -> list[str]:
@@ -244,11 +246,11 @@ def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings
             "ocr_engine": document.ocr_engine, "ocr_pages": list(document.ocr_pages),
             "warnings": list(document.warnings),
         }))
-        chunks = chunk_document(document, source.document_id, embedder.count_tokens_batch, options)
+        chunks, ids = chunk_file(document, source.document_id, embedder.count_tokens_batch, options)
         if not chunks:
             raise ConversionError(source.path, "no text found (the file has no extractable text)")
         on_event(BuildEvent("file_chunked", path, {"chunks": len(chunks)}))
-        return _Prepared(source, previous, document, chunks, None, time.perf_counter() - t0)
+        return _Prepared(source, previous, document, chunks, None, time.perf_counter() - t0, tuple(ids))
     except ConversionError as exc:
         reason = exc.reason
     except Exception as exc:  # a converter library failing on hostile input
@@ -308,7 +310,7 @@ class _Writer:
         if previous is not None and not _shared_elsewhere(previous.document_id, path, self.records):
             stale.append(previous.document_id)
         self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors, windows,
-                              replacing=sorted(set(stale)))
+                              replacing=sorted(set(stale)), part_ids=prepared.document_ids or None)
         self.manifest.upsert(FileRecord(
             path=path, document_id=source.document_id, document_name=document.name,
             file_type=document.file_type, size=source.size, pages=document.page_count,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from common.document_ids import PART_SEPARATOR, part_number
 from common.errors import DomainError
 from rag_system.chunking.chunker import Chunk, metadata_json
 # connect, open_store, list_indexes and is_missing_file are also read from here by the rest of the product
@@ -29,6 +30,7 @@ from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, Window
 
 log = logging.getLogger(__name__)
 
+_FILE_ID = re.compile(r"^[0-9a-f]{64}$")  # a sha256: a file that may have parts
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 META_MODEL = b"docent.embedding_model"
 META_DIM = b"docent.embedding_dim"
@@ -92,6 +94,21 @@ def sql_string(value: str) -> str:
 def sql_in(column: str, values: Iterable[str]) -> str:
     quoted = ", ".join(sql_string(v) for v in values)
     return f"{column} IN ({quoted})" if quoted else "false"
+
+
+def documents_where(document_ids: Iterable[str]) -> str:
+    """Rows of these documents and, for a file's id, of its parts (`common/document_ids.py`).
+
+    A part `<sha>-<n>` is found by the range `<sha>-` <= id < `<sha>.` ('.' follows '-'), which a
+    BTREE index on `document_id` serves, where a LIKE pattern would read every row.
+    """
+    ids = list(dict.fromkeys(document_ids))
+    if not ids:
+        return "false"
+    clauses = [sql_in("document_id", ids)]
+    clauses.extend(f"(document_id >= {sql_string(i + PART_SEPARATOR)} AND document_id < {sql_string(i + '.')})"
+                   for i in ids if _FILE_ID.match(i))
+    return clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
 
 
 def chunk_schema(identity: EmbedderIdentity, window_tokens: int = 0) -> pa.Schema:
@@ -206,19 +223,24 @@ class ChunkTable:
         return int(self.table.count_rows(where))
 
     def delete_documents(self, document_ids: Sequence[str]) -> None:
+        """Delete these documents, and every part of a file whose id is among them."""
         if document_ids:
-            self.table.delete(sql_in("document_id", document_ids))
+            where = documents_where(document_ids)
+            self.table.delete(where)
             if self.windows is not None:
-                self.windows.delete_documents(sql_in("document_id", document_ids))
+                self.windows.delete_documents(where)
 
     def add_chunks(self, document_id: str, document_name: str, chunks: Sequence[Chunk],
                    vectors: np.ndarray, window_vectors: Sequence[np.ndarray] | None = None,
-                   replacing: Sequence[str] = ()) -> None:
-        """Write one document's chunks in a single commit (never half a document); the rows of the
-        `replacing` document ids go in that same commit (per table), so a reader sees old or new.
+                   replacing: Sequence[str] = (), part_ids: Sequence[str] | None = None) -> None:
+        """Write one file's chunks in a single commit (never half a document); the rows of the
+        `replacing` document ids (and their parts) go in that same commit (per table), so a reader
+        sees old or new.
 
         `window_vectors[i]` is the (n_i, d) array of chunk i's window vectors;
-        required exactly when the table has a windows column.
+        required exactly when the table has a windows column. `part_ids[i]`, when given, is
+        chunk i's document id (a mailbox's message, `common/document_ids.py`) instead of
+        `document_id`.
         """
         if not chunks:
             return
@@ -229,6 +251,9 @@ class ChunkTable:
         if has_windows != (window_vectors is not None):
             raise ValueError(f"index {self.index!r}: window vectors must be given exactly when "
                              "the table stores them")
+        ids = [document_id] * len(chunks) if part_ids is None else list(part_ids)
+        if len(ids) != len(chunks):
+            raise ValueError("one document id per chunk is required")
         extra: dict[str, Any] = {}
         if window_vectors is not None:
             if len(window_vectors) != len(chunks):
@@ -237,7 +262,7 @@ class ChunkTable:
         data = pa.table(
             {
                 "chunk_id": [c.chunk_id for c in chunks],
-                "document_id": [document_id] * len(chunks),
+                "document_id": ids,
                 "document_name": [document_name] * len(chunks),
                 "chunk_index": pa.array([c.chunk_index for c in chunks], pa.int32()),
                 "page_start": pa.array([c.page_start for c in chunks], pa.int32()),
@@ -255,10 +280,9 @@ class ChunkTable:
             # Windows first: a crash in between leaves orphan windows, which the
             # re-run deletes with the document; the full-text leg ignores
             # window hits whose chunk is missing.
-            self.windows.add(document_id, document_name, chunks,
-                             sql_in("document_id", replacing) if replacing else None)
+            self.windows.add(ids, document_name, chunks, documents_where(replacing) if replacing else None)
         if replacing:
-            replace_rows(self.table, ["chunk_id"], data, sql_in("document_id", replacing))
+            replace_rows(self.table, ["chunk_id"], data, documents_where(replacing))
         else:
             self.table.add(data)
 
@@ -272,11 +296,12 @@ class ChunkTable:
         return [by_id[c] for c in chunk_ids if c in by_id]
 
     def document_rows(self, document_id: str, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        query = self.table.search().where(sql_in("document_id", [document_id])).limit(None)
+        """A document's rows in reading order; a file's id reads all its parts, part by part."""
+        query = self.table.search().where(documents_where([document_id])).limit(None)
         if columns:
-            query = query.select(list(columns))
+            query = query.select(list(dict.fromkeys([*columns, "document_id", "chunk_index"])))
         rows = query.to_list()
-        return sorted(rows, key=lambda r: r["chunk_index"])
+        return sorted(rows, key=lambda r: (part_number(r["document_id"]), r["chunk_index"]))
 
     def sample_texts(self, limit: int = 200) -> list[str]:
         """The text of up to `limit` chunks, in storage order (what language detection reads)."""

@@ -83,12 +83,13 @@ class WindowTable:
     def delete_documents(self, where: str) -> None:
         self.table.delete(where)
 
-    def add(self, document_id: str, document_name: str, chunks: Sequence[Chunk],
+    def add(self, document_ids: Sequence[str], document_name: str, chunks: Sequence[Chunk],
             replacing: str | None = None) -> None:
-        """One row per window (a chunk without windows contributes its text); with `replacing` (a filter
-        on the old rows), the old rows go and the new ones come in one commit."""
+        """One row per window (a chunk without windows contributes its text), `document_ids[i]` being
+        chunk i's; with `replacing` (a filter on the old rows), the old rows go and the new ones come
+        in one commit."""
         rows: dict[str, list[Any]] = {name: [] for name in WINDOW_SCHEMA.names}
-        for chunk in chunks:
+        for chunk, document_id in zip(chunks, document_ids, strict=True):
             texts = chunk.windows or (chunk.text,)
             for i, text in enumerate(texts[: len(texts) - chunk.vector_only_windows]):
                 rows["chunk_id"].append(chunk.chunk_id)

@@ -1,7 +1,7 @@
 """Mail: one message (.eml) or a mailbox (.mbox), with attachments, through the stdlib `email` package.
 
-Each message is a page and a section: its heading is the subject ("Message
-3: Re: Q3 budget" in a mailbox), its first block the From/To/Cc/Date/Subject
+Each message is a document (in a mailbox, part N of the file: `pages_are_documents`), a page
+and a section: its heading is the subject ("Message 3: Re: Q3 budget" in a mailbox), its first block the From/To/Cc/Date/Subject
 lines, so a chunk of the body still says who wrote it and when. The body is
 the plain-text part when there is one, else the HTML part through the same
 HTML path as an .html file. Every attachment is written to a private
@@ -56,7 +56,7 @@ def convert_mail(path: Path, settings: Settings, file_type: str) -> ConvertedDoc
         warnings.append("no text found")
     return ConvertedDocument(path=path, name=display_name(path), file_type=file_type,
                              page_count=max(len(messages), 1), blocks=tuple(builder.blocks),
-                             warnings=tuple(warnings))
+                             warnings=tuple(warnings), pages_are_documents=file_type == "mbox")
 
 
 def _messages(path: Path, file_type: str, settings: Settings) -> Iterator[EmailMessage]:

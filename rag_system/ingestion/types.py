@@ -55,6 +55,9 @@ class ConvertedDocument:
     ocr_engine: str | None = None  # which OCR engine ran, when any page needed it
     ocr_pages: tuple[int, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    #: Each page is a document of its own (a mailbox's messages): indexed as parts of this file,
+    #: `<file id>-<page>` (`common/document_ids.py`), so nothing joins one page to the next.
+    pages_are_documents: bool = False
 
 
 class ConversionError(Exception):

@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from common.document_ids import file_id
 from rag_system.config import Settings
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.embedders import embedder_named, name_for_model
@@ -44,7 +45,8 @@ def mixed_versions(candidates: list[Any]) -> bool:
             source = str(json.loads(candidate.metadata or "{}").get("source_path") or candidate.document_name)
         except (ValueError, AttributeError):
             source = candidate.document_name
-        if seen.setdefault(source, candidate.document_id) != candidate.document_id:
+        version = file_id(candidate.document_id)  # a mailbox's messages are one version of one file
+        if seen.setdefault(source, version) != version:
             return True
     return False
 

@@ -6,7 +6,7 @@ field has a fixed column and a validator, strings are quoted by
 `FilterError` that names the offending key, so an API can answer 400.
 
     {"document_name": "nda.pdf"}                       equality
-    {"document_id": ["ab12..", "cd34.."]}              IN
+    {"document_id": ["ab12..", "cd34.."]}              IN (a file's id takes its parts too)
     {"document_name": {"in": ["a.pdf", "b.pdf"]}}      IN, explicit
     {"page": {"gte": 2, "lte": 5}}                     chunks overlapping pages 2-5
     {"chunk_index": {"gte": 0, "lt": 10}}              range
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from common.errors import DomainError
-from rag_system.indexing.store import sql_in, sql_string
+from rag_system.indexing.store import documents_where, sql_in, sql_string
 
 MAX_LIST = 1000
 MAX_STRING = 1024
@@ -125,7 +125,8 @@ def _range(key: str, value: Any, low_column: str, high_column: str) -> str:
 
 
 _FIELDS: dict[str, Callable[[str, Any], str]] = {
-    "document_id": _column_in("document_id"),
+    # A mailbox's id finds its messages (`<id>-<n>`), since the gateway knows the file, not its parts.
+    "document_id": lambda k, v: documents_where(_values(k, v, _string)),
     "document_name": _column_in("document_name"),
     "block_type": _block_type,
     "file_type": _file_type,

@@ -39,7 +39,7 @@ def main(tag: str, count: int, signals: Path) -> int:
         doc = f"{tag}-{i}"
         chunk = Chunk(chunk_id=f"{doc}:0", chunk_index=0, text=f"note {doc} from writer {tag}", page_start=1,
                       page_end=1, heading_path="", block_type="paragraph", token_count=5)
-        windows.add(doc, f"{doc}.txt", [chunk])
+        windows.add([doc], f"{doc}.txt", [chunk])
         manifest.upsert(FileRecord(path=f"/{tag}/{i}.txt", document_id=doc, document_name=f"{doc}.txt",
                                    file_type="txt", size=10, pages=1, chunks=1, chunker_version="t",
                                    embedding_model="m", ocr_engine="", indexed_at="2026-01-01T00:00:00+00:00"))

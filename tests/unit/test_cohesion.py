@@ -71,5 +71,5 @@ def test_window_at_topics_adds_vector_only_windows_at_topic_starts(tmp_path: Pat
     assert extra.windows[2] == f"{COPY}\n{COPY_MORE}" and extra.vector_only_windows == 1
     assert extra.chunk_id != chunk.chunk_id  # the chunker version says so
     table = WindowTable.create(lancedb.connect(tmp_path), "w")
-    table.add("d" * 64, "faq.md", [extra])
+    table.add(["d" * 64], "faq.md", [extra])
     assert table.table.count_rows() == 2  # the topic window is embedded, not full-text indexed

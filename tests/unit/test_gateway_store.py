@@ -159,6 +159,17 @@ def test_indexes_documents_links_and_cascades(store: Store) -> None:
     assert store.find_document(d1["id"]) is None
 
 
+def test_a_mailbox_message_id_finds_its_file(store: Store) -> None:
+    """Citations of message 3 of a mailbox carry `<sha256>-3`; page, file and access routes want the file."""
+    idx = store.create_index("Mail", "", {"status": "created"})
+    sha = "0123456789abcdef" * 4
+    doc = store.add_document(filename="team.mbox", stored_path="/u/x/team.mbox", sha256=sha, size=9,
+                             index_id=idx["id"])
+    assert store.find_document(f"{sha}-3")["id"] == doc["id"]
+    assert [d["id"] for d in store.documents_matching(f"{sha}-3")] == [doc["id"]]
+    assert store.find_document(f"{sha}-x") is None and store.find_document(f"{sha[:-1]}-3") is None
+
+
 def test_session_uploads_become_an_index(store: Store) -> None:
     sid = store.create_session()["id"]
     store.add_document(filename="n.txt", stored_path="/u/s/n", sha256="a" * 64, size=1, session_id=sid)
