@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from rag_system.generation.language import is_translated_refusal, language_rule
 from rag_system.generation.llm import Message
 
 REFUSAL_TEXT = "The documents do not contain enough information to answer this question."
@@ -33,7 +34,8 @@ def grounded_messages(question: str, evidence: str, history: str = "") -> list[M
     parts = [f"Sources:\n\n{evidence}"]
     if history:
         parts.append(f"Earlier in this conversation:\n{history}")
-    parts.append(f"Question: {question}")
+    rule = language_rule(question)
+    parts.append(f"Question: {question}" + (f"\n{rule}" if rule else ""))
     return [Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))]
 
 
@@ -57,7 +59,8 @@ def repair_messages(question: str, evidence: str, answer: str, problems: list[st
             "Rewrite the answer so that every sentence is supported by the sources and ends with "
             "the number of its source in square brackets, like [1]. Only use source numbers that exist. "
             "Only quote text that appears word for word in the source. "
-            f"If the sources do not answer the question, reply exactly: {REFUSAL_TEXT}\nAnswer:")
+            f"If the sources do not answer the question, reply exactly: {REFUSAL_TEXT}\n"
+            + (f"{rule}\n" if (rule := language_rule(question)) else "") + "Answer:")
     return [Message("system", SYSTEM_PROMPT), Message("user", user)]
 
 
@@ -74,7 +77,7 @@ _REFUSAL_PATTERNS = re.compile(
 
 def is_refusal(answer: str) -> bool:
     """True when the model declined: the fixed sentence or an obvious paraphrase of it, up front."""
-    return bool(_REFUSAL_PATTERNS.search(answer.strip()))
+    return bool(_REFUSAL_PATTERNS.search(answer.strip())) or is_translated_refusal(answer)
 
 
 _SOURCE_WORDS = re.compile(r"\[\s*(?:source|sources|block|doc|document|ref)\s*#?\s*(\d+(?:\s*,\s*\d+)*)\s*\]",

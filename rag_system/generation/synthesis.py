@@ -24,6 +24,7 @@ import docent_native
 from rag_system.generation.asks import ask_together
 from rag_system.generation.citations import Validation, attribute, check, citation_records, located_text, validate
 from rag_system.generation.extractive import quote
+from rag_system.generation.language import refusal_for
 from rag_system.generation.llm import (
     ContextOverflowError,
     GenerationParams,
@@ -105,7 +106,16 @@ class Synthesizer:
 
         `absent`: names and codes of the question that the searched indexes never
         mention (not just these blocks): the documents are about something else.
+        A refusal is said in the question's language (`language.py`); its reason stays English.
         """
+        answer = self._answer(question, blocks, chain, options, emit, cancel, similarity, absent)
+        if answer.answer_source == "refusal":
+            answer.answer = refusal_for(question, REFUSAL_TEXT)
+        return answer
+
+    def _answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
+                options: SynthesisOptions, emit: Emit, cancel: threading.Event | None,
+                similarity: float | None, absent: list[str] | None) -> Answer:
         cov, missing = coverage(question, [located_text(b) for b in blocks])
         if not blocks or absent or not _covered(cov, similarity, options):
             why = ("no evidence was retrieved" if not blocks else

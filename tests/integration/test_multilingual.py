@@ -122,3 +122,25 @@ def test_api_takes_the_embedder_per_index(tmp_path: Path, embedder) -> None:  # 
         assert status == 200 and found["results"][0]["document_name"] == "pakete.txt"
         status, _, models = api.call("GET", "/models")
         assert {e["name"] for e in models["embedders"]} == {"minilm", "e5-small"}
+
+
+def test_german_questions_are_answered_and_refused_in_german(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    """The coverage and ask rules read German (its function words are not key terms), and a refusal is
+    said in German; the quote is the documents' own German sentence, cited."""
+    from rag_system.agent.pipeline import QueryPipeline
+    from rag_system.generation.language import REFUSALS
+    from rag_system.generation.registry import BackendRegistry
+
+    docs = _write(tmp_path / "de", GERMAN)
+    build_index([docs], "antworten", settings, embedder=embedder, embedder_name="e5-small")
+    pipe = QueryPipeline(settings, RetrievalEngine(settings, embedder), BackendRegistry(settings))
+
+    def ask(question: str) -> dict:  # type: ignore[type-arg]
+        return pipe.run(pipe.request(question, ["antworten"], backend="extractive"), lambda e, d: None).to_json()
+
+    answered = ask("Wie entferne ich ein Paket wieder?")
+    assert answered["answer_source"] == "extractive" and answered["validation"]["valid"], answered
+    assert "apt-get remove" in answered["answer"] and answered["citations"], answered
+    refused = ask("Wer ist der Geschäftsführer der Firma?")
+    assert refused["answer_source"] == "refusal" and refused["answer"] == REFUSALS["de"], refused
+    assert refused["refusal_reason"]  # why, for the inspector, in English
