@@ -6,7 +6,9 @@ alone. The embedder is the physical limit on CPU, so the figure that matters
 is the ratio of the two rates (Documentation/evaluation.md asks for >= 90%). With windows
 (`CHUNK_WINDOW_TOKENS`) the pipeline embeds the window texts instead of the
 chunk texts, so the window texts are timed alone too: `window_ratio` is the
-pipeline's own efficiency, `window_cost` what the windows add to embedding.
+pipeline's own efficiency, `window_cost` what the windows add to embedding. The
+window texts alone are timed at the configured batch and at the pipeline's
+smaller one (`PROGRESS_BATCH`), and the faster of the two is the limit.
 `--embedder e5-small` times the multilingual embedder instead of MiniLM; run
 one process per embedder, so that `peak_rss_mb` is that embedder's alone.
 """
@@ -33,7 +35,7 @@ def _sources(args: argparse.Namespace) -> list[Path]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from rag_system.config import load_settings
-    from rag_system.indexing.builder import build_index
+    from rag_system.indexing.builder import PROGRESS_BATCH, build_index
     from rag_system.indexing.lazy_embedder import build_embedder
     from rag_system.indexing.store import ChunkTable, open_store
 
@@ -58,6 +60,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         t2 = time.perf_counter()
         embedder.embed(windows)
         windows_s = time.perf_counter() - t2
+        # The pipeline embeds in batches of PROGRESS_BATCH; the embedder's rate is its best batching.
+        t3 = time.perf_counter()
+        embedder.embed(windows, batch_size=PROGRESS_BATCH)
+        windows_small_s = time.perf_counter() - t3
+        fastest_s = min(windows_s, windows_small_s)
     chunks = len(texts)
     pipeline_rate = chunks / pipeline_s
     embed_rate = chunks / embed_s
@@ -73,8 +80,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "chunk_tokens": settings.chunk_tokens,
         "window_tokens": settings.chunk_window_tokens if windows else 0, "windows": len(windows),
         **({"embedder_windows_seconds": round(windows_s, 2),
-            "window_ratio": round(windows_s / pipeline_s, 3),
-            "window_cost": round(windows_s / embed_s, 3)} if windows else {}),
+            f"embedder_windows_seconds_batch_{PROGRESS_BATCH}": round(windows_small_s, 2),
+            "window_ratio": round(fastest_s / pipeline_s, 3),
+            "window_cost": round(fastest_s / embed_s, 3)} if windows else {}),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
