@@ -150,7 +150,8 @@ def _with_following(chosen: list[tuple[float, int, int, str]],
             following = [(a, b) for a, b in docent_native.split_sentences(body) if a >= end]
             if following and (bi, following[0][0]) not in taken:
                 a, b = following[0]
-                if b - start <= MAX_SENTENCE_CHARS + 80 and not _reads_as_cited(body[a:b]):
+                if b - start <= MAX_SENTENCE_CHARS + 80 and not _reads_as_cited(body[a:b]) \
+                        and sum(c.isalpha() for c in body[a:b]) >= 3:  # not a list's next number ("7.")
                     span = body[start:b]
         out.append((score, bi, start, span))
     return out

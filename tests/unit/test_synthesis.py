@@ -399,3 +399,14 @@ def test_a_yes_no_cited_sentence_states_goes_to_repair():
     assert any("says yes or no" in p for p in report.problems("Yes, QUIC stateless resets ... [1]."))
     fine = check("Yes, an endpoint that receives a Stateless Reset Token can verify it [1].", [RESET])
     assert fine.valid, fine.to_json()
+
+
+def test_a_quote_is_not_extended_by_a_lists_next_number() -> None:
+    """A short pick takes the sentence after it, but not "7.", the number of the next list item."""
+    from rag_system.generation.extractive import quote
+
+    text = ("6. Sentence pruning is opt-in and drops sentences below the threshold.\n7.\n"
+            "Reranking then orders the remaining chunks by score.")
+    found = quote("How is sentence pruning enabled?", [block(1, text)])
+    assert found is not None and "drops sentences below the threshold. [1]" in found.text
+    assert "7." not in found.text.replace("6. ", ""), found.text
