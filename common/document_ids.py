@@ -14,7 +14,14 @@ import re
 
 #: Between a file's id and a part number; neither hex digits nor a SQL LIKE wildcard.
 PART_SEPARATOR = "-"
-_PART_ID = re.compile(r"^([0-9a-f]{64})-([1-9][0-9]*)$")
+_FILE_ID = "[0-9a-f]{64}"  # a sha256: the only ids that may have parts
+_PART_ID = re.compile(rf"^({_FILE_ID})-([1-9][0-9]*)$")
+_WHOLE_FILE = re.compile(rf"^{_FILE_ID}$")
+
+
+def may_have_parts(document_id: str) -> bool:
+    """Whether `document_id` is a file's id (a sha256), whose parts are `<id>-<n>`."""
+    return _WHOLE_FILE.match(document_id) is not None
 
 
 def part_id(file_id: str, part: int) -> str:

@@ -5,11 +5,13 @@ words), but the refusal was always the English sentence, and the model was never
 language to write in, so it answered German questions in English. Detection is the documents'
 detector (`rag_system/indexing/languages.py`) made fit for one short sentence: two function words
 of one language that English does not have, more than the question's English stop words, say it;
-anything unsure stays English, so an English
-prompt is byte for byte what it was (and keeps its prompt cache).
+anything unsure stays English, so an English prompt is byte for byte what it was (and keeps its
+prompt cache).
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from common.lexicon import STOP_WORDS, WORD
 from rag_system.indexing.languages import CJK, FUNCTION_WORDS, detect_language
@@ -52,17 +54,26 @@ def question_language(question: str) -> str:
     if code in CJK:  # by its script; counting words over one sentence misreads English ("a", "do")
         return code
     words = WORD.findall(question.lower())
-    # A word English also has ("a", "do", "was") says nothing either way: "How do I get a beta?" is not
-    # Portuguese, and "Was kostet der Saal?" is not English.
-    vocabularies = {lang: (FUNCTION_WORDS[lang] | QUESTION_WORDS.get(lang, frozenset())) - STOP_WORDS
-                    for lang in FUNCTION_WORDS if lang != "en"}
-    shared = frozenset().union(*(FUNCTION_WORDS[lang] for lang in vocabularies), *QUESTION_WORDS.values())
+    vocabularies, shared = _vocabularies()
     english = sum(w in STOP_WORDS and w not in shared for w in words)
     counts = {lang: sum(w in vocabulary for w in words) for lang, vocabulary in vocabularies.items()}
     best = max(counts, key=lambda lang: counts[lang])
     if counts[best] > english and (counts[best] >= MIN_WORDS or (counts[best] == 1 and english == 0)):
         return best
     return "en"
+
+
+@cache
+def _vocabularies() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """Per language, its words that English lacks; and every other language's words.
+
+    A word English also has ("a", "do", "was") says nothing either way: "How do I get a beta?" is not
+    Portuguese, and "Was kostet der Saal?" is not English.
+    """
+    vocabularies = {lang: (FUNCTION_WORDS[lang] | QUESTION_WORDS.get(lang, frozenset())) - STOP_WORDS
+                    for lang in FUNCTION_WORDS if lang != "en"}
+    shared = frozenset().union(*(FUNCTION_WORDS[lang] for lang in vocabularies), *QUESTION_WORDS.values())
+    return vocabularies, shared
 
 
 def refusal_for(question: str, english: str) -> str:

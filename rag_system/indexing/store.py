@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from common.document_ids import PART_SEPARATOR, part_number
+from common.document_ids import PART_SEPARATOR, may_have_parts, part_number
 from common.errors import DomainError
 from rag_system.chunking.chunker import Chunk, metadata_json
 # connect, open_store, list_indexes and is_missing_file are also read from here by the rest of the product
@@ -30,7 +30,6 @@ from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, Window
 
 log = logging.getLogger(__name__)
 
-_FILE_ID = re.compile(r"^[0-9a-f]{64}$")  # a sha256: a file that may have parts
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 META_MODEL = b"docent.embedding_model"
 META_DIM = b"docent.embedding_dim"
@@ -107,7 +106,7 @@ def documents_where(document_ids: Iterable[str]) -> str:
         return "false"
     clauses = [sql_in("document_id", ids)]
     clauses.extend(f"(document_id >= {sql_string(i + PART_SEPARATOR)} AND document_id < {sql_string(i + '.')})"
-                   for i in ids if _FILE_ID.match(i))
+                   for i in ids if may_have_parts(i))
     return clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
 
 
