@@ -40,7 +40,7 @@ from rag_system.generation.terms import (compound_set, compound_words, initialis
                                          spelled_elsewhere, term_set)
 from rag_system.retrieval.context_line import candidate_body
 from rag_system.retrieval.vocabulary import unmentioned
-from rag_system.retrieval.packer import PackedContext, pack
+from rag_system.retrieval.packer import PackedContext, pack, widen
 from rag_system.retrieval.types import RetrievalOptions
 from rag_system.tasks.documents import catalogue, resolve
 from rag_system.tasks.inspect import answer_trace
@@ -293,11 +293,21 @@ class QueryPipeline:
         the top-ranked block always among them: `evidence_tokens` for a model,
         which pays for every prompt token; more for quoting without one, which
         only chooses sentences (from the whole blocks the excerpts come from).
+        With a model, quoting's wider evidence follows the prompt's blocks
+        (`widen`): the quote that replaces a declined or failed answer, and
+        the rules that refuse before generation, see what quoting alone sees.
         """
         window = backend.context_window(request.model)
         room = window - request.max_tokens - PROMPT_OVERHEAD_TOKENS - backend.count_tokens(request.query)
-        wanted = request.evidence_tokens if backend.generative else EXTRACTIVE_EVIDENCE_TOKENS
-        budget = max(0, min(wanted, room))
+        if not backend.generative:
+            return self._pack_within(request, query, candidates, backend,
+                                     max(0, min(EXTRACTIVE_EVIDENCE_TOKENS, room)))
+        prompt = self._pack_within(request, query, candidates, backend, max(0, min(request.evidence_tokens, room)))
+        return widen(prompt, self._pack_within(request, query, candidates, backend, EXTRACTIVE_EVIDENCE_TOKENS))
+
+    @staticmethod
+    def _pack_within(request: ChatRequest, query: str, candidates: list[Any], backend: LLMBackend,
+                     budget: int) -> PackedContext:
         bodies = {c.chunk_id: candidate_body(c) for c in candidates}
         shown = dict(bodies)
         if request.prune:
@@ -327,4 +337,5 @@ def _sources(packed: PackedContext) -> list[dict[str, Any]]:
     return [{"n": b.number, "chunk_id": b.candidate.chunk_id, "document_id": b.candidate.document_id,
              "document_name": b.candidate.document_name, "page_start": b.candidate.page_start,
              "page_end": b.candidate.page_end, "place": b.candidate.place, "score": round(b.candidate.score, 4),
-             "text": b.source_text, "excerpt": b.text, "truncated": b.truncated} for b in packed.blocks]
+             "text": b.source_text, "excerpt": b.text, "truncated": b.truncated, "in_prompt": b.in_prompt}
+            for b in packed.blocks]

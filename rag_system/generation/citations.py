@@ -17,7 +17,7 @@ from typing import Any
 
 import docent_native
 
-from rag_system.generation.terms import WORD, ask_terms, stem, support, term_set
+from rag_system.generation.terms import WORD, ask_terms, key_terms, stem, support, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
 _MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
@@ -45,6 +45,8 @@ class Validation:
     claims: list[dict[str, Any]] = field(default_factory=list)
     # The question asks for a quantity ("how many", "what value") and no sentence states one.
     no_quantity: bool = False
+    # The answer says nothing the question did not: every content word of it is the question's own.
+    echo: bool = False
 
     def problems(self, answer: str) -> list[str]:
         """Findings phrased for the model (and for humans reading the response)."""
@@ -74,6 +76,8 @@ class Validation:
                        "what the sources do not say")
         if self.no_quantity:
             out.append("the question asks for a number and the answer gives none: state the number the source gives")
+        if self.echo:
+            out.append("the answer only repeats the question: say what the source says in answer to it")
         if not any(s["citations"] for s in self.sentences):
             out.append("it cites no source at all")
         return out
@@ -81,7 +85,7 @@ class Validation:
     def to_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "unknown": self.unknown, "uncited": self.uncited,
                 "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "unasked": self.unasked,
-                "claims": self.claims, "no_quantity": self.no_quantity, "attributed": self.attributed, "sentences": len(self.sentences)}
+                "claims": self.claims, "no_quantity": self.no_quantity, "echo": self.echo, "attributed": self.attributed, "sentences": len(self.sentences)}
 
 
 def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
@@ -109,8 +113,9 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
                 report.unasked.append({"sentence": index, "words": lacking, "cited": [b.number for b in cited]})
         report.claims = claim_findings(answer, blocks)
         report.no_quantity = bool(question) and asks_quantity(question) and not states_quantity(answer)
+        report.echo = bool(question) and echoes(question, answer, report.sentences, by_number)
         report.valid = (report.valid and not report.unsupported and not report.unasked and not report.claims
-                        and not report.no_quantity)
+                        and not report.no_quantity and not report.echo)
     return report
 
 
@@ -121,6 +126,63 @@ _QUANTITY = re.compile(
     r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
     r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly|"
     r"January|February|March|April|May|June|July|August|September|October|November|December)\b", re.IGNORECASE)
+
+
+_YES_NO_QUESTION = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
+                     r"has|have|had)\b", re.IGNORECASE)
+
+
+def only_restates(question: str, sentence: str) -> bool:
+    """Every content word of `sentence` is the question's own (an initialism of its words counts)."""
+    text = _MARKER.sub(" ", sentence)
+    said = set(key_terms(text)) - {stem(a.lower()) for a in _abbreviations(text, question)}
+    return bool(said) and said <= term_set([question])
+
+
+#: Share of a restated yes/no sentence's content words one sentence of its cited blocks must hold.
+RESTATED_MIN_SUPPORT = 0.75
+
+
+def echoes(question: str, answer: str, sentences: list[dict[str, Any]], blocks: dict[int, EvidenceBlock]) -> bool:
+    """The answer hands the question back instead of answering it.
+
+    Asked "what / which / how", the 1.5B model sometimes restates the question
+    as a cited statement ("The round-trip time estimate should a QUIC sender
+    start from before it has measured any samples [1]"): each word is in its
+    block, so support and facts pass, and it says nothing; flagged when every
+    sentence does. Asked yes or no, restating the question is an answer, "yes"
+    ("The agent does pattern matching on the query before it asks a model to
+    route it [2]", where the documents say "There is no regex or keyword stage
+    in the agent"): so one sentence of a cited block must say most of it
+    itself, not the block's words scattered over a paragraph.
+    """
+    if _YES_NO_QUESTION.match(question):
+        for s in sentences:
+            sentence = answer[s["start"]:s["end"]]
+            cited = [blocks[n] for n in s["citations"] if n in blocks]
+            if cited and only_restates(question, sentence) and _best_sentence(sentence, cited) < RESTATED_MIN_SUPPORT:
+                return True
+        return False
+    said = [answer[s["start"]:s["end"]] for s in sentences if s["citations"]]
+    return bool(said) and all(only_restates(question, sentence) for sentence in said)
+
+
+def _best_sentence(sentence: str, cited: list[EvidenceBlock]) -> float:
+    """The largest share of `sentence`'s content words that one sentence of the cited blocks holds."""
+    best = 0.0
+    for block in cited:
+        text = block.source_text
+        for start, end in docent_native.split_sentences(text):
+            best = max(best, support(sentence, text[start:end]))
+    return best
+
+
+def _abbreviations(answer: str, question: str) -> set[str]:
+    """The answer's initialisms of the question's own words ("RTT" for "round-trip time")."""
+    words = [w for w in re.split(r"[^A-Za-z]+", question) if w]
+    spelled = {"".join(w[0] for w in words[i:j]).upper()
+               for i in range(len(words)) for j in range(i + 2, min(len(words), i + 6) + 1)}
+    return {a for a in re.findall(r"\b[A-Z]{2,6}s?\b", answer) if a.rstrip("s") in spelled}
 
 
 def asks_quantity(question: str) -> bool:
@@ -214,6 +276,50 @@ def attribute(answer: str, blocks: list[EvidenceBlock], validation: Validation) 
         cut = len(stripped) if stripped != head and stripped else offset
         fixed = fixed[:cut] + marker + fixed[cut:]
     return fixed, len(inserts)
+
+
+#: A block that corroborates a sentence holds this share of its content words (besides all its facts).
+CORROBORATION_MIN_SUPPORT = 0.6
+#: Facts specific enough that a second block stating them says the same thing (not names: a name
+#: is in many blocks that say other things of it).
+_SPECIFIC = frozenset({"number", "date", "identifier", "code", "quote"})
+
+
+def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation, most: int = 2) -> tuple[str, int]:
+    """Also cite the other blocks that state a sentence's specific facts; return (answer, citations added).
+
+    A small model cites one block of several that say the same thing, and not
+    always the one a reader would check first ("frame types 0x30 and 0x31 [3]"
+    cited to the IANA registry row while [1], the definition, says "the values
+    0x30 and 0x31"). Every block added is checked as the model's own citation
+    is: each number, date, identifier, code and quoted term of the sentence in
+    it, the same polarity, and most of the sentence's words; a sentence with
+    no such fact gains nothing (lexical overlap alone would cite look-alikes).
+    """
+    edits: list[tuple[int, int, str]] = []
+    for s in validation.sentences:
+        if not s["citations"]:
+            continue
+        sentence = answer[s["start"]:s["end"]]
+        plain = _MARKER.sub(" ", sentence).strip()
+        markers = list(_MARKER.finditer(sentence))
+        if not plain or not markers:
+            continue
+        extra: list[int] = []
+        for block in blocks:
+            if block.number in s["citations"] or len(extra) >= most:
+                continue
+            report = docent_native.check_claims(f"{plain} [1]", [located_text(block)])
+            if report and report[0]["supported"] and any(f["kind"] in _SPECIFIC for f in report[0]["facts"]) \
+                    and support(plain, block.source_text) >= CORROBORATION_MIN_SUPPORT:
+                extra.append(block.number)
+        if extra:
+            last = markers[-1]
+            marker = last.group()[:-1] + "".join(f", {n}" for n in extra) + "]"
+            edits.append((s["start"] + last.start(), s["start"] + last.end(), marker))
+    for start, end, marker in sorted(edits, reverse=True):
+        answer = answer[:start] + marker + answer[end:]
+    return answer, len(edits)
 
 
 def cited_numbers(validation: Validation) -> list[int]:

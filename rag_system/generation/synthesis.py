@@ -22,7 +22,15 @@ from typing import Any
 import docent_native
 
 from rag_system.generation.asks import ask_together
-from rag_system.generation.citations import Validation, attribute, check, citation_records, located_text, validate
+from rag_system.generation.citations import (
+    Validation,
+    attribute,
+    check,
+    citation_records,
+    corroborate,
+    located_text,
+    validate,
+)
 from rag_system.generation.extractive import quote
 from rag_system.generation.language import refusal_for
 from rag_system.generation.llm import (
@@ -131,7 +139,7 @@ class Synthesizer:
             answer = self._refusal_answer(ask.reason(), emit)
             answer.coverage = cov
             return answer
-        evidence = "\n\n".join(b.rendered for b in blocks)
+        evidence = "\n\n".join(b.rendered for b in blocks if b.in_prompt)
         fallbacks: list[dict[str, str]] = []
         for backend in chain:
             if not backend.generative:
@@ -161,8 +169,9 @@ class Synthesizer:
         prompt = backend.prompt_tokens(messages, options.params.model)
         rate = backend.prompt_rate()
         estimate = round(prompt / rate, 1) if rate else None
-        passages = f"{len(blocks)} passage{'s' if len(blocks) != 1 else ''}"
-        emit("generation_started", {"backend": backend.name, "passages": len(blocks), "prompt_tokens": prompt,
+        read = sum(1 for b in blocks if b.in_prompt)
+        passages = f"{read} passage{'s' if read != 1 else ''}"
+        emit("generation_started", {"backend": backend.name, "passages": read, "prompt_tokens": prompt,
                                     "estimated_s": estimate,
                                     "message": f"Reading {passages}" + (f" (~{estimate:.0f} s)" if estimate else "")})
         first_token: float | None = None
@@ -194,16 +203,17 @@ class Synthesizer:
         if is_refusal(text):
             emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
-        report = check(text, blocks, options.verify, question)
+        read = [b for b in blocks if b.in_prompt]  # what the model may cite: a number it never saw is unknown
+        report = check(text, read, options.verify, question)
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
         if report.valid:
             return self._accept(question, text, "llm", blocks, backend, options, emit, report), first
         if not options.repair:
             return self._replace(question, blocks, options, emit, "citations did not validate", text), first
-        fixed, count = attribute(text, blocks, report)
+        fixed, count = attribute(text, read, report)
         if count:
-            report = check(fixed, blocks, options.verify, question)
+            report = check(fixed, read, options.verify, question)
             report.attributed = count
             if report.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
@@ -214,11 +224,11 @@ class Synthesizer:
         second = strip_labels(normalise_answer(repaired.text), blocks)
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit), first
-        report = check(second, blocks, options.verify, question)
+        report = check(second, read, options.verify, question)
         if not report.valid:
-            second, count = attribute(second, blocks, report)
+            second, count = attribute(second, read, report)
             if count:
-                report = check(second, blocks, options.verify, question)
+                report = check(second, read, options.verify, question)
                 report.attributed = count
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
@@ -238,6 +248,14 @@ class Synthesizer:
             if share < options.min_ask:
                 return self._replace(question, blocks, options, emit,
                                      f"the passages it cites do not say: {', '.join(lacking[:6])}", text)
+        if options.verify:  # every other block that states the same facts is cited too, each checked
+            more, added = corroborate(text, blocks, report)
+            if added:
+                again = check(more, blocks, options.verify, question)
+                if again.valid:
+                    again.attributed = report.attributed
+                    emit("answer_corroborated", {"answer": more, "sentences": added})
+                    text, report = more, again
         return self._final(text, source, blocks, backend.name, "", 0.0, options, report)
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
@@ -317,10 +335,11 @@ def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptio
     question this rule saw stayed below 0.40 and every paraphrased answerable one was at 0.49 or
     more (Documentation/answering.md).
     """
-    chosen = blocks
+    # in the retriever's order (`widen` numbers the model's blocks first): quoting decays by position
+    chosen = sorted(blocks, key=lambda b: b.rank or b.number)
     if draft:  # the blocks the draft cited first, its words added to the question's
         named = _cited_numbers(draft)
-        chosen = [b for b in blocks if b.number in named] + [b for b in blocks if b.number not in named]
+        chosen = [b for b in chosen if b.number in named] + [b for b in chosen if b.number not in named]
         draft = " " + re.sub(r"\[\d+(?:\s*[-–,]\s*\d+)*\]", " ", draft)
     found = quote(question + draft, chosen, options.extractive_sentences, options.meaning, asked=question)
     if found is None:

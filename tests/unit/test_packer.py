@@ -8,6 +8,8 @@ least half of it survives. A whitespace token counter keeps counts obvious.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +20,7 @@ from rag_system.retrieval.packer import (
     evidence_label,
     pack,
     page_span,
+    widen,
 )
 from rag_system.retrieval.types import Candidate
 
@@ -123,3 +126,26 @@ def test_packing_invariants(texts: list[str], budget: int) -> None:
         assert cut[0].text.endswith(".")
         full = words([f"{cut[0].label}\n{cut[0].candidate.text}"])[0]
         assert cut[0].tokens * 2 >= full
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(TEXT, min_size=1, max_size=8), small=st.integers(min_value=0, max_value=60),
+       extra=st.integers(min_value=0, max_value=120))
+def test_widen_keeps_the_prompt_numbering_and_adds_quoting_blocks_after_it(texts: list[str], small: int,
+                                                                           extra: int) -> None:
+    """The model cites what it read by its number; quoting's other blocks follow, never in the prompt."""
+    cands = [cand(f"d{i}", t, index=i) for i, t in enumerate(texts)]
+    prompt = pack(cands, words, small, keep_first=True)
+    wider = pack(cands, words, small + extra, keep_first=True)
+    both = widen(prompt, wider)
+    assert [replace(b, rank=0) for b in both.blocks[:len(prompt.blocks)]] == prompt.blocks
+    wider_rank = {b.candidate.chunk_id: b.number for b in wider.blocks}
+    assert all(b.rank == wider_rank[b.candidate.chunk_id] for b in both.blocks if b.candidate.chunk_id in wider_rank)
+    assert [b.number for b in both.blocks] == list(range(1, len(both.blocks) + 1))
+    assert all(not b.in_prompt for b in both.blocks[len(prompt.blocks):])
+    ids = [b.candidate.chunk_id for b in both.blocks]
+    assert len(ids) == len(set(ids)) and set(ids) == {b.candidate.chunk_id for b in prompt.blocks + wider.blocks}
+    assert both.text == prompt.text  # what the model reads is unchanged
+    for block in both.blocks:
+        assert block.label == evidence_label(block.number, block.candidate)
+        assert block.candidate.text.startswith(block.source_text) or block.source_text == block.candidate.text

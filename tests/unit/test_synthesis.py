@@ -100,6 +100,25 @@ def test_valid_answer_is_kept_as_llm():
     assert 0.0 <= answer.confidence <= 1.0
 
 
+def test_a_valid_answer_also_cites_the_other_blocks_that_state_its_facts():
+    """Corroboration: [3] says the same value of the same parameter, [2] shares words but not the value."""
+    same = block(3, "Table 7: ack_delay_exponent is absent by default; a default value of 3 is assumed for "
+                    "the exponent by the peer.", page=140)
+    backend = Scripted("A default value of 3 is assumed for the exponent [1].")
+    answer, events = run(backend, blocks=[*BLOCKS, same])
+    assert answer.answer_source == "llm" and "answer_corroborated" in events
+    assert answer.answer == "A default value of 3 is assumed for the exponent [1, 3]."
+    assert [c["n"] for c in answer.citations] == [1, 3] and answer.validation["valid"]
+
+
+def test_a_sentence_without_a_specific_fact_is_not_corroborated():
+    backend = Scripted("The exponent decodes the ACK Delay field in the ACK frame [1].")
+    other = block(3, "The ACK Delay field in the ACK frame is decoded with the exponent.", page=140)
+    answer, events = run(backend, question="What decodes the ACK Delay field?", blocks=[*BLOCKS, other])
+    assert answer.answer_source == "llm" and "answer_corroborated" not in events
+    assert [c["n"] for c in answer.citations] == [1]
+
+
 def test_uncited_but_supported_sentence_is_attributed():
     backend = Scripted("If the value is absent, a default value of 3 is assumed.")
     answer, events = run(backend)
@@ -195,6 +214,33 @@ def test_model_refusal_is_overruled_when_a_sentence_matches_the_question_closely
     assert answer.answer_source == "extractive"
     assert events.index("token") < events.index("citations") < events.index("answer_replaced")
     assert "[1]" in answer.answer or "[2]" in answer.answer
+
+
+def _quote_only(b):
+    from dataclasses import replace
+    return replace(b, in_prompt=False)
+
+
+def test_the_model_reads_only_its_prompt_blocks_and_cannot_cite_the_others():
+    """Block 2 is quoting's wider evidence (`packer.widen`): never in the prompt, so [2] is unknown to the model."""
+    blocks = [BLOCKS[0], _quote_only(BLOCKS[1])]
+    backend = Scripted("A default of 25 milliseconds is assumed [2].", "A default of 25 milliseconds is assumed [2].")
+    answer, _ = run(backend, question="Which maximum acknowledgment delay is assumed when it is absent?",
+                    blocks=blocks)
+    prompt = backend.prompts[0][-1].content
+    assert "ack_delay_exponent (0x0a)" in prompt and "max_ack_delay (0x0b)" not in prompt
+    assert answer.first_validation["unknown"] == [2]
+    # the replacement quote chooses from all the evidence, the block the model never read included
+    assert answer.answer_source == "extractive" and "25 milliseconds" in answer.answer and "[2]" in answer.answer
+
+
+def test_a_declined_question_is_quoted_from_the_wider_evidence():
+    blocks = [BLOCKS[0], _quote_only(BLOCKS[1])]
+    backend = Scripted(REFUSAL_TEXT)
+    answer, events = run(backend, question="Which maximum acknowledgment delay is assumed when it is absent?",
+                         blocks=blocks)
+    assert answer.answer_source == "extractive" and "answer_replaced" in events
+    assert "25 milliseconds" in answer.answer and 2 in [c["n"] for c in answer.citations]
 
 
 def test_backend_failing_mid_answer_falls_through_and_says_so():
@@ -362,6 +408,38 @@ def test_a_quantity_question_answered_without_a_number_goes_to_repair():
     assert answer.first_validation["no_quantity"] is True
     assert "gives none" in backend.prompts[1][-1].content
     assert answer.answer_source == "llm_repaired" and "3" in answer.answer
+
+
+def test_an_answer_that_only_repeats_the_question_goes_to_repair():
+    question = "Which exponent is used to decode the ACK Delay field in the ACK frame?"
+    backend = Scripted("The exponent is used to decode the ACK Delay field in the ACK frame [1].",
+                       "The acknowledgment delay exponent (ack_delay_exponent) decodes it [1].")
+    answer, _ = run(backend, question=question)
+    assert answer.first_validation["echo"] is True
+    assert "only repeats the question" in backend.prompts[1][-1].content
+    assert answer.answer_source == "llm_repaired" and "ack_delay_exponent" in answer.answer
+
+
+@pytest.mark.parametrize("question, answer, echo", [
+    ("What round-trip time estimate should a QUIC sender start from before it has measured any samples?",
+     "The round-trip time (RTT) estimate should a QUIC sender start from before it has measured any samples [1].",
+     True),  # "RTT" spells the question's own words
+    ("What round-trip time estimate should a QUIC sender start from?",
+     "The initial RTT SHOULD be set to 333 milliseconds [1].", False),
+    ("Which frame types does the datagram extension add to QUIC?",
+     "The datagram extension adds the frame types 0x30 and 0x31 to QUIC [1].", False),
+    # yes/no: restating the question is a "yes", which one sentence of the cited block must say
+    ("Does the agent do any pattern matching on the query before it asks a model to route it?",
+     "The agent does pattern matching on the query before it asks a model to route it [1].", True),
+    ("Does the agent match patterns in the query?", "The agent matches patterns in the query [1].", False),
+])
+def test_echoes(question: str, answer: str, echo: bool):
+    from rag_system.generation.citations import echoes, validate
+    evidence = block(1, "Layer 2, the agent, is the single LLM routing layer: it decides rag_query vs direct_answer. "
+                        "The weakest measured pattern of 2026 is pre-retrieval routing on the query by a model. "
+                        "The agent matches patterns in the query only for greetings.")
+    report = validate(answer, [evidence])
+    assert echoes(question, answer, report.sentences, {1: evidence}) is echo
 
 
 def test_a_label_copied_without_its_number_is_taken_off_the_start_of_a_line():

@@ -254,7 +254,8 @@ export async function ask(text, existing = null) {
           if (!frame) frame = requestAnimationFrame(paint);
           break;
         case "citations": activate(shell, "checking"); break;
-        case "answer_repaired": case "answer_replaced": activate(shell, "checking"); streamed = data.answer || streamed; paint(); break;
+        case "answer_repaired": case "answer_replaced": case "answer_corroborated":
+          activate(shell, "checking"); streamed = data.answer || streamed; paint(); break;
         case "direct_answer": case "cache_hit": activate(shell, "writing"); break;
         case "task_part": // a task's answer so far (a summary's sections, a comparison's columns)
           activate(shell, "writing");

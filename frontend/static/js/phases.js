@@ -15,7 +15,7 @@ const PHASE_OF = {
   context_expand_started: "expanding", context_expand_done: "expanding",
   token: "writing", first_token: "writing", backend_fallback: "writing", direct_answer: "writing", cache_hit: "writing",
   task_part: "writing",
-  citations: "checking", answer_repaired: "checking", answer_replaced: "checking",
+  citations: "checking", answer_repaired: "checking", answer_replaced: "checking", answer_corroborated: "checking",
 };
 
 // Answer sources that were written (by the model or by quoting), and those whose citations the validator checked.
