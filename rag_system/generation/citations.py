@@ -17,7 +17,7 @@ from typing import Any
 
 import docent_native
 
-from rag_system.generation.terms import WORD, ask_terms, key_terms, stem, support, term_set
+from rag_system.generation.terms import WORD, ask_terms, is_yes_no, key_terms, stem, support, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
 _MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
@@ -128,9 +128,6 @@ _QUANTITY = re.compile(
     r"January|February|March|April|May|June|July|August|September|October|November|December)\b", re.IGNORECASE)
 
 
-_YES_NO_QUESTION = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
-                     r"has|have|had)\b", re.IGNORECASE)
-
 
 def only_restates(question: str, sentence: str) -> bool:
     """Every content word of `sentence` is the question's own (an initialism of its words counts)."""
@@ -156,7 +153,7 @@ def echoes(question: str, answer: str, sentences: list[dict[str, Any]], blocks: 
     in the agent"): so one sentence of a cited block must say most of it
     itself, not the block's words scattered over a paragraph.
     """
-    if _YES_NO_QUESTION.match(question):
+    if is_yes_no(question):
         for s in sentences:
             sentence = answer[s["start"]:s["end"]]
             cited = [blocks[n] for n in s["citations"] if n in blocks]

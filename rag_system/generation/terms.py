@@ -202,3 +202,13 @@ def spelled_elsewhere(word: str, question: str, evidence: set[str]) -> bool:
         return True
     return any(word in run.split() and "".join(w[0] for w in run.split() if w[:1].isupper()) in evidence
                for run in (m.group(0) for m in _CAPITALISED_RUN.finditer(question)))
+
+
+_YES_NO_QUESTION = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
+                              r"has|have|had)\b", re.IGNORECASE)
+
+
+def is_yes_no(question: str) -> bool:
+    """A question that opens with its auxiliary ("Does ...", "Can I ...") asks yes or no."""
+    return bool(_YES_NO_QUESTION.match(question))
+

@@ -112,6 +112,20 @@ def test_the_top_ranked_chunk_reaches_the_prompt_when_expansion_makes_passages_l
     assert any(s["n"] == 1 for s in wide["citations"]) and "three (3) years" in wide["answer"]
 
 
+@pytest.mark.slow
+def test_the_model_reads_its_budget_and_its_fallback_keeps_quotings_wider_evidence(acquisition):
+    query = "How long does the NDA remain in effect?"
+    payload, events = ask(acquisition, query, backend="llamacpp")
+    shown = [s["in_prompt"] for s in payload["source_documents"]]
+    # the prompt's blocks first (the top-ranked among them), then what only quoting may use
+    assert shown and shown[0] and shown == sorted(shown, reverse=True), shown
+    started = next(d for e, d in events if e == "generation_started")
+    assert started["passages"] == sum(shown)
+    quoting, _ = ask(acquisition, query, backend="extractive")
+    assert quoting["source_documents"][0]["chunk_id"] in {s["chunk_id"] for s in payload["source_documents"]}
+    assert len(payload["source_documents"]) >= len(quoting["source_documents"]) - 1
+
+
 def test_sub_queries_keep_the_subject_of_the_question(acquisition):
     payload, events = ask(acquisition, "How many employees does StartupXYZ have, and how are they split?",
                           backend="extractive")
