@@ -400,24 +400,21 @@ def test_an_answer_with_the_documented_negation_is_kept():
     assert answer.answer_source == "llm" and answer.validation["claims"] == []
 
 
-def test_a_quantity_question_answered_without_a_number_goes_to_repair():
-    question = "What value is assumed when the ack_delay_exponent transport parameter is absent?"
-    backend = Scripted("The acknowledgment delay exponent is used to decode the ACK Delay field [1].",
-                       "A default value of 3 is assumed [1].")
+@pytest.mark.parametrize("question, draft, fixed, finding, told, kept", [
+    ("What value is assumed when the ack_delay_exponent transport parameter is absent?",
+     "The acknowledgment delay exponent is used to decode the ACK Delay field [1].",
+     "A default value of 3 is assumed [1].", "no_quantity", "gives none", "3"),
+    ("Which exponent is used to decode the ACK Delay field in the ACK frame?",  # the question handed back
+     "The exponent is used to decode the ACK Delay field in the ACK frame [1].",
+     "The acknowledgment delay exponent (ack_delay_exponent) decodes it [1].", "echo", "only repeats the question",
+     "ack_delay_exponent"),
+])
+def test_an_answer_that_does_not_answer_goes_to_repair(question, draft, fixed, finding, told, kept):
+    backend = Scripted(draft, fixed)
     answer, _ = run(backend, question=question)
-    assert answer.first_validation["no_quantity"] is True
-    assert "gives none" in backend.prompts[1][-1].content
-    assert answer.answer_source == "llm_repaired" and "3" in answer.answer
-
-
-def test_an_answer_that_only_repeats_the_question_goes_to_repair():
-    question = "Which exponent is used to decode the ACK Delay field in the ACK frame?"
-    backend = Scripted("The exponent is used to decode the ACK Delay field in the ACK frame [1].",
-                       "The acknowledgment delay exponent (ack_delay_exponent) decodes it [1].")
-    answer, _ = run(backend, question=question)
-    assert answer.first_validation["echo"] is True
-    assert "only repeats the question" in backend.prompts[1][-1].content
-    assert answer.answer_source == "llm_repaired" and "ack_delay_exponent" in answer.answer
+    assert answer.first_validation[finding] is True
+    assert told in backend.prompts[1][-1].content
+    assert answer.answer_source == "llm_repaired" and kept in answer.answer
 
 
 @pytest.mark.parametrize("question, answer, echo", [
