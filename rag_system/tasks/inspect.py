@@ -62,7 +62,8 @@ def answer_trace(queries: list[str], runs: list[tuple[str, RetrievalResult]], re
         "packed": {"budget_tokens": packed.budget_tokens, "used_tokens": packed.used_tokens,
                    "blocks": [{"n": b.number, "chunk_id": b.candidate.chunk_id,
                                "document_name": b.candidate.document_name, "page": b.candidate.page_start,
-                               "tokens": b.tokens, "truncated": b.truncated} for b in packed.blocks],
+                               "tokens": b.tokens, "truncated": b.truncated, "in_prompt": b.in_prompt}
+                              for b in packed.blocks],
                    "dropped": [c.chunk_id for c in packed.dropped]},
         "validation": {"first": answer.get("first_validation"), "final": answer.get("validation"),
                        "answer_source": answer.get("answer_source"),

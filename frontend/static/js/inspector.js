@@ -104,7 +104,8 @@ function renderQa(body, data) {
   }
   const packed = data.packed || { blocks: [] };
   body.append(section(`Evidence given to the answer (${packed.used_tokens ?? 0} of ${packed.budget_tokens ?? 0} tokens)`,
-    table(["[n]", "Document", "Page", "Tokens"], packed.blocks.map((b) => [b.n, displayName(b.document_name), b.page, `${b.tokens}${b.truncated ? " (cut)" : ""}`]))));
+    table(["[n]", "Document", "Page", "Tokens"], packed.blocks.map((b) => [b.n, displayName(b.document_name), b.page,
+      `${b.tokens}${b.truncated ? " (cut)" : ""}${b.in_prompt === false ? " (quoting only)" : ""}`]))));
   body.append(section("Citation check", validationList(data.validation || {})));
 }
 
@@ -123,6 +124,8 @@ function findings(v) {
     if (c.unmatched) out.push(`no sentence of ${where} says yes or no to this`);
   }
   for (const u of v.unasked || []) out.push(`${(u.cited || []).map((n) => `[${n}]`).join(", ")} does not mention ${u.words.join(", ")}`);
+  if (v.no_quantity) out.push("the question asks for a number and the answer gives none");
+  if (v.echo) out.push("the answer only repeats the question");
   if (v.attributed) out.push(`${v.attributed} citation(s) attributed`);
   return (v.valid ? "valid" : "invalid") + (out.length ? `: ${out.join("; ")}` : "");
 }
