@@ -59,6 +59,10 @@ def replicate(big: Any, chunks: Any, windows: Any | None, target: int) -> None:
         pos = pos.filter(pc.greater_equal(pos, 0))
     for copy, batch in enumerate(_copies(chunks, target)):
         big.table.add(batch)
+        if big.vectors is not None:  # the window vectors as rows, as the product writes them
+            from rag_system.indexing.window_vectors import window_vector_rows
+
+            big.vectors.table.add(window_vector_rows(batch, big.vectors.table.schema))
         if windows is not None:
             keep = pc.less(pos, batch.num_rows)
             part = windows.filter(keep)

@@ -32,6 +32,7 @@ from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
 from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
 from rag_system.indexing.sync_state import SyncRun, sync_table_name
+from rag_system.indexing.window_vectors import VECTORS_SUFFIX
 from rag_system.indexing.windows import WINDOWS_SUFFIX
 
 log = logging.getLogger(__name__)
@@ -325,8 +326,9 @@ class JobQueue:
         db = open_store(self.settings)
         name = table_name(index)
         existed = table_exists(db, name)
-        # Every table of the index: chunks, their full-text windows, the manifest.
-        for table in (name, name + WINDOWS_SUFFIX, manifest_table_name(index), sync_table_name(index)):
+        # Every table of the index: chunks, their full-text windows and window vectors, the manifest.
+        for table in (name, name + WINDOWS_SUFFIX, name + VECTORS_SUFFIX, manifest_table_name(index),
+                      sync_table_name(index)):
             if table_exists(db, table):
                 db.drop_table(table)
         return existed

@@ -11,20 +11,23 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from common.document_ids import PART_SEPARATOR, may_have_parts, part_number
+from common.document_ids import part_number
 from common.errors import DomainError
 from rag_system.chunking.chunker import Chunk, metadata_json
 # connect, open_store, list_indexes and is_missing_file are also read from here by the rest of the product
 from rag_system.indexing.connection import (TABLE_PREFIX, compact, connect, is_missing_file,  # noqa: F401
                                             list_indexes, open_store, table_exists)
 from rag_system.indexing import scalar
+# sql_string, sql_in and documents_where are also read from here by the rest of the product
+from rag_system.indexing.sql import documents_where, sql_in, sql_string  # noqa: F401
 from rag_system.indexing.embedder import EmbedderIdentity
+from rag_system.indexing.window_vectors import VECTORS_SUFFIX, WindowVectorTable
 from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,
                                          replace_rows)
 
@@ -83,33 +86,6 @@ def table_name(index: str) -> str:
     return TABLE_PREFIX + validate_index_name(index)
 
 
-def sql_string(value: str) -> str:
-    """Quote a value for a LanceDB SQL filter; never interpolate raw strings."""
-    if not isinstance(value, str) or "\x00" in value:
-        raise ValueError("filter values must be strings without NUL characters")
-    return "'" + value.replace("'", "''") + "'"
-
-
-def sql_in(column: str, values: Iterable[str]) -> str:
-    quoted = ", ".join(sql_string(v) for v in values)
-    return f"{column} IN ({quoted})" if quoted else "false"
-
-
-def documents_where(document_ids: Iterable[str]) -> str:
-    """Rows of these documents and, for a file's id, of its parts (`common/document_ids.py`).
-
-    A part `<sha>-<n>` is found by the range `<sha>-` <= id < `<sha>.` ('.' follows '-'), which a
-    BTREE index on `document_id` serves, where a LIKE pattern would read every row.
-    """
-    ids = list(dict.fromkeys(document_ids))
-    if not ids:
-        return "false"
-    clauses = [sql_in("document_id", ids)]
-    clauses.extend(f"(document_id >= {sql_string(i + PART_SEPARATOR)} AND document_id < {sql_string(i + '.')})"
-                   for i in ids if may_have_parts(i))
-    return clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
-
-
 def chunk_schema(identity: EmbedderIdentity, window_tokens: int = 0) -> pa.Schema:
     """The chunk table's columns; with windows, a multivector column of window vectors.
 
@@ -140,12 +116,16 @@ def chunk_schema(identity: EmbedderIdentity, window_tokens: int = 0) -> pa.Schem
 class ChunkTable:
     """One index's chunk table, with the identity check done on open."""
 
-    def __init__(self, db: Any, index: str, table: Any, windows: WindowTable | None = None) -> None:
+    def __init__(self, db: Any, index: str, table: Any, windows: WindowTable | None = None,
+                 vectors: WindowVectorTable | None = None) -> None:
         self.db = db
         self.index = index
         self.table = table
         # Full-text rows per window; None for tables built without windows.
         self.windows = windows
+        # Vector rows per window (what the vector leg searches); None without windows, and for an
+        # index built before this table existed until its next build fills it (`ensure_vectors`).
+        self.vectors = vectors
 
     @classmethod
     def open(cls, db: Any, index: str, identity: EmbedderIdentity | None = None) -> ChunkTable:
@@ -154,7 +134,9 @@ class ChunkTable:
             raise IndexNotFoundError(f"index {index!r} does not exist")
         windows = WindowTable(db.open_table(name + WINDOWS_SUFFIX)) \
             if table_exists(db, name + WINDOWS_SUFFIX) else None
-        table = cls(db, index, db.open_table(name), windows)
+        vectors = WindowVectorTable(db.open_table(name + VECTORS_SUFFIX)) \
+            if windows is not None and table_exists(db, name + VECTORS_SUFFIX) else None
+        table = cls(db, index, db.open_table(name), windows, vectors)
         if identity is not None:
             table.check_identity(identity)
         return table
@@ -176,10 +158,11 @@ class ChunkTable:
     @classmethod
     def _create(cls, db: Any, index: str, identity: EmbedderIdentity, window_tokens: int) -> ChunkTable:
         name = table_name(index)
-        # The window table first: a chunk table with windows never exists without it.
+        # The window tables first: a chunk table with windows never exists without them.
         windows = WindowTable.create(db, name + WINDOWS_SUFFIX) if window_tokens else None
+        vectors = WindowVectorTable.create(db, name + VECTORS_SUFFIX, identity.dimension) if window_tokens else None
         return cls(db, index, db.create_table(name, schema=chunk_schema(identity, window_tokens),
-                                              exist_ok=True), windows)
+                                              exist_ok=True), windows, vectors)
 
     @classmethod
     def recreate(cls, db: Any, index: str, identity: EmbedderIdentity, window_tokens: int) -> ChunkTable:
@@ -187,15 +170,17 @@ class ChunkTable:
         name = table_name(index)
         log.warning("index %s: vector layout changed; dropping its chunks, every file is re-indexed", index)
         db.drop_table(name)
-        if table_exists(db, name + WINDOWS_SUFFIX):
-            db.drop_table(name + WINDOWS_SUFFIX)
+        for suffix in (WINDOWS_SUFFIX, VECTORS_SUFFIX):
+            if table_exists(db, name + suffix):
+                db.drop_table(name + suffix)
         return cls._create(db, index, identity, window_tokens)
 
     def checkout_latest(self) -> None:
         """Move every handle of this index to the newest version (after a read hit a removed file)."""
         self.table.checkout_latest()
-        if self.windows is not None:
-            self.windows.table.checkout_latest()
+        for side in (self.windows, self.vectors):
+            if side is not None:
+                side.table.checkout_latest()
 
     def window_tokens(self) -> int:
         """The window size the table was built for (0: one vector per chunk, older tables too)."""
@@ -226,8 +211,9 @@ class ChunkTable:
         if document_ids:
             where = documents_where(document_ids)
             self.table.delete(where)
-            if self.windows is not None:
-                self.windows.delete_documents(where)
+            for side in (self.windows, self.vectors):
+                if side is not None:
+                    side.delete_documents(where)
 
     def add_chunks(self, document_id: str, document_name: str, chunks: Sequence[Chunk],
                    vectors: np.ndarray, window_vectors: Sequence[np.ndarray] | None = None,
@@ -275,11 +261,14 @@ class ChunkTable:
             },
             schema=schema,
         )
+        old = documents_where(replacing) if replacing else None
         if self.windows is not None:
             # Windows first: a crash in between leaves orphan windows, which the
-            # re-run deletes with the document; the full-text leg ignores
-            # window hits whose chunk is missing.
-            self.windows.add(ids, document_name, chunks, documents_where(replacing) if replacing else None)
+            # re-run deletes with the document; the legs ignore window hits
+            # whose chunk is missing.
+            self.windows.add(ids, document_name, chunks, old)
+        if self.vectors is not None and window_vectors is not None:
+            self.vectors.add(ids, document_name, chunks, window_vectors, old)
         if replacing:
             replace_rows(self.table, ["chunk_id"], data, documents_where(replacing))
         else:
@@ -309,10 +298,13 @@ class ChunkTable:
         return [str(t) for t in self.table.head(limit).column("text").to_pylist()]
 
     def has_ann_index(self) -> bool:
+        """Whether the vectors the vector leg searches (the window vector rows, when present) have an ANN index."""
+        if self.vectors is not None:
+            return self.vectors.has_ann_index()
         return _vector_index(self.table, self.vector_column) is not None
 
     def refresh_ann(self, min_chunks: int) -> str | None:
-        """Build the ANN index on the searched vector column once the table holds
+        """Build the ANN index on the searched vectors once the table holds
         `min_chunks` chunks (0 = never); the index type built, or None.
 
         Why a threshold: exact search is exact and, below some size, also fast
@@ -322,11 +314,30 @@ class ChunkTable:
         """
         if min_chunks <= 0 or self.has_ann_index() or self.count() < min_chunks:
             return None
+        if self.vectors is not None:
+            log.info("building the window vectors' ANN index of %s (%d chunks)", self.index, self.count())
+            return self.vectors.create_ann_index()
+        # An index that predates the window vector rows until its next build (`ensure_vectors`):
         # LanceDB indexes a multivector column with IVF_PQ only (HNSW variants take single vectors).
         kind = "IVF_PQ" if self.vector_column == WINDOWS_COLUMN else "IVF_HNSW_SQ"
         log.info("building %s index on %s.%s (%d chunks)", kind, self.index, self.vector_column, self.count())
         self.table.create_index(vector_column_name=self.vector_column, metric="cosine", index_type=kind)
         return kind
+
+    def lacks_vectors(self) -> bool:
+        """Whether this windowed index predates its window vector rows (its next build adds them)."""
+        return self.windows is not None and self.vectors is None and WINDOWS_COLUMN in self.table.schema.names
+
+    def ensure_vectors(self) -> int:
+        """Give an index that predates the window vector rows that table, filled from the chunk table's
+        multivectors in one commit (an interrupted fill leaves no table); the rows written."""
+        if not self.lacks_vectors():
+            return 0
+        name = table_name(self.index) + VECTORS_SUFFIX
+        dimension = int(self.table.schema.field("vector").type.list_size)
+        log.info("index %s: writing its window vectors as rows of their own", self.index)
+        self.vectors, written = WindowVectorTable.backfill(self.db, name, dimension, self.table)
+        return written
 
     def has_fts_index(self) -> bool:
         """Whether the table the full-text leg searches (the windows, when present) is indexed."""
@@ -342,6 +353,9 @@ class ChunkTable:
         if not fts_indexes_current(self.table, {"text": wanted}) or scalar.missing(self.table, scalar.CHUNK_INDEXES):
             return False
         if self.windows is not None and scalar.missing(self.windows.table, scalar.WINDOW_INDEXES):
+            return False
+        if self.lacks_vectors() or (self.vectors is not None
+                                    and scalar.missing(self.vectors.table, scalar.WINDOW_INDEXES)):
             return False
         return self.windows is None or self.windows.fts_current(wanted)
 
@@ -364,6 +378,10 @@ class ChunkTable:
         if self.windows is not None:
             scalar.ensure(self.windows.table, scalar.WINDOW_INDEXES)
             self.windows.refresh_fts(wanted, keep_versions_s)
+        self.ensure_vectors()
+        if self.vectors is not None:
+            scalar.ensure(self.vectors.table, scalar.WINDOW_INDEXES)
+            compact(self.vectors.table, keep_versions_s)
 
 
 def _vector_index(table: Any, column: str) -> Any | None:

@@ -137,8 +137,14 @@ class FirstStage:
     def _vector_leg(self, table: ChunkTable, vector: Any, where: str | None, limit: int,
                     timings: dict[str, float]) -> list[Hit]:
         t1 = time.perf_counter()
-        # With windows, LanceDB scores a chunk by its best window (multivector
-        # MaxSim against one query vector), so `_distance` is 1 - best cosine.
+        if table.vectors is not None:
+            # One row per window (rag_system/indexing/window_vectors.py): a chunk's best window ranks it.
+            rows = [{"chunk_id": chunk_id, "_distance": distance}
+                    for chunk_id, distance in table.vectors.search_chunks(vector, where, limit)]
+            timings["vector_ms"] = (time.perf_counter() - t1) * 1000
+            return rows
+        # An index that predates the window vector rows: LanceDB scores a chunk by its best window
+        # (multivector MaxSim against one query vector), so `_distance` is 1 - best cosine.
         builder = (table.table.search(vector, vector_column_name=table.vector_column).distance_type("cosine")
                    .refine_factor(ANN_REFINE_FACTOR))
         if where:

@@ -1,0 +1,170 @@
+"""The window vectors of an index as rows of their own: what the vector leg searches.
+
+Why a table of its own and not only the chunk table's multivector column:
+LanceDB indexes a multivector column with IVF_PQ alone, and a search over it
+compares the PQ codes of every window in the probed partitions, then reads
+each candidate chunk's whole multivector back from disk to re-score it. At
+100,000 chunks that took 10 ms p50, half of it the reads, and at a million
+chunks those reads leave the page cache (Documentation/evaluation.md, "A
+million chunks"). With one row per window the column takes an HNSW graph
+over scalar-quantised vectors (IVF_HNSW_SQ) that LanceDB keeps in memory: 4
+ms at 100,000 chunks, and closer to the exact best-window ranking (top 10
+agree 0.98 against 0.97, top 50 0.97 against 0.91). A chunk is ranked by its
+best window, found by keeping the first hit of each chunk: the same score
+as the multivector's MaxSim against one query vector.
+
+Each row repeats its chunk's location columns and block type, so the
+compiled prefilter means the same here as on the chunk and window tables.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rag_system.chunking.chunker import Chunk
+from rag_system.indexing.windows import LOCATION_FIELDS, replace_rows
+
+log = logging.getLogger(__name__)
+
+VECTORS_SUFFIX = "__vectors"
+#: The chunk table's multivector column (one vector per window), the source of a backfill.
+MULTIVECTOR_COLUMN = "vectors"
+
+#: Window hits fetched per chunk wanted: a chunk's windows often rank next to
+#: each other, and only its best one counts. 4 found 0.97 of the exact top 50
+#: chunks at 100,000 chunks, 2 only 0.94 (Documentation/evaluation.md).
+OVERFETCH = 4
+
+#: HNSW graph degree and build beam: LanceDB's defaults (20, 300), which the
+#: scale benchmark measured; the index holds ~0.55 KB per window in memory.
+HNSW_M = 20
+HNSW_EF_CONSTRUCTION = 300
+
+
+def vector_schema(dimension: int) -> pa.Schema:
+    return pa.schema([
+        *LOCATION_FIELDS,
+        pa.field("block_type", pa.string()),
+        pa.field("window_index", pa.int32(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32(), dimension)),
+    ])
+
+
+class WindowVectorTable:
+    """One row per window vector of an index; written and deleted together with its chunks."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    @classmethod
+    def create(cls, db: Any, name: str, dimension: int) -> WindowVectorTable:
+        return cls(db.create_table(name, schema=vector_schema(dimension), exist_ok=True))
+
+    @property
+    def dimension(self) -> int:
+        return int(self.table.schema.field("vector").type.list_size)
+
+    def delete_documents(self, where: str) -> None:
+        self.table.delete(where)
+
+    def add(self, document_ids: Sequence[str], document_name: str, chunks: Sequence[Chunk],
+            window_vectors: Sequence[np.ndarray], replacing: str | None = None) -> None:
+        """One row per window vector of each chunk (`window_vectors[i]` is chunk i's (n_i, d) array);
+        with `replacing` (a filter on the old rows) old and new change places in one commit."""
+        counts = np.array([len(v) for v in window_vectors], dtype=np.int64)
+        owner = np.repeat(np.arange(len(chunks)), counts)
+        offset = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+
+        def per_window(values: list[Any], kind: pa.DataType) -> pa.Array:
+            return pa.array(values, kind).take(pa.array(owner))
+
+        flat = np.ascontiguousarray(np.concatenate(window_vectors) if len(chunks) else
+                                    np.zeros((0, self.dimension)), dtype=np.float32).reshape(-1)
+        data = pa.table({
+            "chunk_id": per_window([c.chunk_id for c in chunks], pa.string()),
+            "document_id": per_window(list(document_ids), pa.string()),
+            "document_name": per_window([document_name] * len(chunks), pa.string()),
+            "chunk_index": per_window([c.chunk_index for c in chunks], pa.int32()),
+            "page_start": per_window([c.page_start for c in chunks], pa.int32()),
+            "page_end": per_window([c.page_end for c in chunks], pa.int32()),
+            "block_type": per_window([c.block_type for c in chunks], pa.string()),
+            "window_index": pa.array(offset.astype(np.int32)),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(flat), self.dimension),
+        }, schema=self.table.schema)
+        if replacing is not None:
+            replace_rows(self.table, ["chunk_id", "window_index"], data, replacing)
+        elif data.num_rows:
+            self.table.add(data)
+
+    def search_chunks(self, vector: Any, where: str | None, limit: int) -> list[tuple[str, float]]:
+        """Chunk ids ranked by their best window's cosine distance, best first, at most `limit`.
+
+        Only `chunk_id` and `_distance` are read: the winners' rows are read once, after fusion.
+        """
+        builder = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
+        if where:
+            builder = builder.where(where, prefilter=True)
+        hits = builder.select(["chunk_id", "_distance"]).limit(limit * OVERFETCH).to_arrow()
+        best: dict[str, float] = {}
+        # Best first, so the first hit of a chunk is its best window.
+        for chunk_id, distance in zip(hits.column("chunk_id").to_pylist(), hits.column("_distance").to_pylist()):
+            if chunk_id not in best:
+                best[chunk_id] = float(distance)
+                if len(best) >= limit:
+                    break
+        return list(best.items())
+
+    def has_ann_index(self) -> bool:
+        return any(i.index_type != "FTS" and list(i.columns) == ["vector"] for i in self.table.list_indices())
+
+    def create_ann_index(self) -> str:
+        """IVF_HNSW_SQ on `vector`; the index type built."""
+        from lancedb.index import HnswSq
+
+        self.table.create_index("vector", config=HnswSq(distance_type="cosine", m=HNSW_M,
+                                                        ef_construction=HNSW_EF_CONSTRUCTION), replace=True)
+        return "IVF_HNSW_SQ"
+
+    @classmethod
+    def backfill(cls, db: Any, name: str, dimension: int, chunks: Any,
+                 batch_rows: int = 20_000) -> tuple[WindowVectorTable, int]:
+        """Create table `name` from a chunk table's multivector column, in one commit: an index built
+        before this table existed gains it on its next build, and an interrupted fill leaves no table.
+        The table and the rows written."""
+        schema = vector_schema(dimension)
+        written = 0
+
+        def rows() -> Iterator[pa.RecordBatch]:
+            nonlocal written
+            for batch in _batches(chunks, batch_rows):
+                part = window_vector_rows(pa.Table.from_batches([batch]), schema)
+                written += part.num_rows
+                yield from part.to_batches()
+
+        reader = pa.RecordBatchReader.from_batches(schema, rows())
+        return cls(db.create_table(name, data=reader, schema=schema, mode="overwrite")), written
+
+
+def _batches(chunks: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    columns = [f.name for f in LOCATION_FIELDS] + ["block_type", MULTIVECTOR_COLUMN]
+    reader = chunks.search().select(columns).limit(None).to_batches(batch_rows)
+    yield from reader
+
+
+def window_vector_rows(chunks: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Chunk rows with a multivector column, one row per window vector (the scale benchmarks use it too)."""
+    lists = chunks.column(MULTIVECTOR_COLUMN).combine_chunks()
+    counts = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    owner = pa.array(np.repeat(np.arange(chunks.num_rows), counts))
+    offset = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    columns = {name: chunks.column(name).take(owner) for name in schema.names if name in chunks.column_names
+               and name != MULTIVECTOR_COLUMN}
+    columns["window_index"] = pa.array(offset.astype(np.int32))
+    columns["vector"] = lists.flatten()
+    return pa.table({name: columns[name] for name in schema.names}, schema=schema)
