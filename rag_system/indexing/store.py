@@ -333,10 +333,10 @@ class ChunkTable:
         multivectors in one commit (an interrupted fill leaves no table); the rows written."""
         if not self.lacks_vectors():
             return 0
-        name = table_name(self.index) + VECTORS_SUFFIX
-        dimension = int(self.table.schema.field("vector").type.list_size)
         log.info("index %s: writing its window vectors as rows of their own", self.index)
-        self.vectors, written = WindowVectorTable.backfill(self.db, name, dimension, self.table)
+        self.vectors, written = WindowVectorTable.backfill(self.db, table_name(self.index) + VECTORS_SUFFIX,
+                                                           self.table.schema.field("vector").type.list_size,
+                                                           self.table)
         return written
 
     def has_fts_index(self) -> bool:
@@ -350,7 +350,8 @@ class ChunkTable:
         """Whether every full-text index exists as configured and covers every row (nothing to refresh)."""
         wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding,
                   "language": language, "base_tokenizer": base_tokenizer}
-        if not fts_indexes_current(self.table, {"text": wanted}) or scalar.missing(self.table, scalar.CHUNK_INDEXES):
+        chunk_fts = {"text": wanted} if self.windows is None else {}
+        if not fts_indexes_current(self.table, chunk_fts) or scalar.missing(self.table, scalar.CHUNK_INDEXES):
             return False
         if self.windows is not None and scalar.missing(self.windows.table, scalar.WINDOW_INDEXES):
             return False
@@ -362,15 +363,17 @@ class ChunkTable:
     def refresh_fts(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool,
                     language: str = "English", base_tokenizer: str = "simple",
                     keep_versions_s: float = 3600.0) -> None:
-        """Keep the native full-text index on `text` current and as configured (analyzer language and
-        tokenizer too: rag_system/indexing/languages.py)."""
+        """Keep the native full-text indexes current and as configured (analyzer language and
+        tokenizer too: rag_system/indexing/languages.py): on the window table's text when the index
+        has windows, else on the chunks' `text`. The chunk text of a windowed index is not indexed:
+        nothing searches it, and at a million chunks it was a third of the full-text build time."""
         from lancedb.index import FTS
 
         wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding,
                   "language": language, "base_tokenizer": base_tokenizer}
         current = next((i for i in self.table.list_indices() if i.index_type == "FTS"), None)
         details = dict(getattr(current, "index_details", None) or {}) if current else {}
-        if current is None or any(details.get(k) != v for k, v in wanted.items()):
+        if self.windows is None and (current is None or any(details.get(k) != v for k, v in wanted.items())):
             log.info("building full-text index for %s (%s)", self.index, json.dumps(wanted))
             self.table.create_index("text", config=FTS(with_position=False, **wanted), replace=True)
         scalar.ensure(self.table, scalar.CHUNK_INDEXES)
