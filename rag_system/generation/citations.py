@@ -243,7 +243,7 @@ def _unasked(sentence: str, asked: set[str], cited: list[EvidenceBlock]) -> list
     """
     if not asked:
         return []
-    present = term_set(located_text(b) for b in cited)
+    present = term_set((located_text(b) for b in cited), camel=True)
     restated: dict[str, str] = {}
     for word in WORD.findall(sentence):
         key = stem(word.lower())
@@ -277,13 +277,16 @@ def attribute(answer: str, blocks: list[EvidenceBlock], validation: Validation) 
 
 #: A block that corroborates a sentence holds this share of its content words (besides all its facts).
 CORROBORATION_MIN_SUPPORT = 0.6
+#: ... and a block that states the facts a sentence's own citation lacks (`recite`).
+RECITE_MIN_SUPPORT = 0.4
 #: Facts specific enough that a second block stating them says the same thing (not names: a name
 #: is in many blocks that say other things of it).
 _SPECIFIC = frozenset({"number", "date", "identifier", "code", "quote"})
 
 
-def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation, most: int = 2) -> tuple[str, int]:
-    """Also cite the other blocks that state a sentence's specific facts; return (answer, citations added).
+def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation, most: int = 2,
+                only: set[int] | None = None, min_support: float = CORROBORATION_MIN_SUPPORT) -> tuple[str, int]:
+    """Also cite the other blocks that state a sentence's specific facts; return (answer, sentences changed).
 
     A small model cites one block of several that say the same thing, and not
     always the one a reader would check first ("frame types 0x30 and 0x31 [3]"
@@ -292,10 +295,12 @@ def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation
     is: each number, date, identifier, code and quoted term of the sentence in
     it, the same polarity, and most of the sentence's words; a sentence with
     no such fact gains nothing (lexical overlap alone would cite look-alikes).
+    `only`: the sentences (by index) to look at; `min_support`: the share of the sentence's words
+    a block added must hold.
     """
     edits: list[tuple[int, int, str]] = []
-    for s in validation.sentences:
-        if not s["citations"]:
+    for index, s in enumerate(validation.sentences):
+        if not s["citations"] or (only is not None and index not in only):
             continue
         sentence = answer[s["start"]:s["end"]]
         plain = _MARKER.sub(" ", sentence).strip()
@@ -308,7 +313,7 @@ def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation
                 continue
             report = docent_native.check_claims(f"{plain} [1]", [located_text(block)])
             if report and report[0]["supported"] and any(f["kind"] in _SPECIFIC for f in report[0]["facts"]) \
-                    and support(plain, block.source_text) >= CORROBORATION_MIN_SUPPORT:
+                    and support(plain, block.source_text) >= min_support:
                 extra.append(block.number)
         if extra:
             last = markers[-1]
@@ -317,6 +322,26 @@ def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation
     for start, end, marker in sorted(edits, reverse=True):
         answer = answer[:start] + marker + answer[end:]
     return answer, len(edits)
+
+
+def recite(answer: str, blocks: list[EvidenceBlock], validation: Validation) -> tuple[str, int]:
+    """Cite the block that states the facts a sentence's own citation lacks; return (answer, sentences changed).
+
+    Asked which alert number TLS assigns, the model wrote "120" and cited the
+    QUIC passage about the alert ([1]) instead of the ALPN registry beside it
+    that says "no_application_protocol(120)" ([4]): the fact was read, the
+    number put on the wrong block. The block added must state every specific
+    fact of the sentence, as in `corroborate`, and `RECITE_MIN_SUPPORT` of its
+    words (a registry line, `no_application_protocol(120)`, says little else:
+    3 of the sentence's 7 words); the sentence must then pass every check with
+    both citations. A fact no block states stays missing, and the answer goes
+    on to the model's repair round.
+    """
+    misplaced = {c["sentence"] for c in validation.claims
+                 if c["missing"] and not c.get("opposite") and not c.get("unmatched")}
+    if not misplaced:
+        return answer, 0
+    return corroborate(answer, blocks, validation, most=1, only=misplaced, min_support=RECITE_MIN_SUPPORT)
 
 
 def cited_numbers(validation: Validation) -> list[int]:

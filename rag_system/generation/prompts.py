@@ -16,6 +16,7 @@ import re
 
 from rag_system.generation.language import is_translated_refusal, language_rule
 from rag_system.generation.llm import Message
+from rag_system.retrieval.packer import EvidenceBlock
 
 REFUSAL_TEXT = "The documents do not contain enough information to answer this question."
 
@@ -91,4 +92,22 @@ def normalise_answer(text: str) -> str:
     text = _LEADING.sub("", text.strip())
     text = _SOURCE_WORDS.sub(lambda m: f"[{m.group(1)}]", text)
     text = _SPACED.sub(lambda m: f"[{(m.group(1) or m.group(2)).strip()}]", text)
+    return text.strip()
+
+
+def strip_labels(text: str, blocks: list[EvidenceBlock]) -> str:
+    """Remove evidence labels and context lines a small model copied into its answer.
+
+    The 0.5B model sometimes "answers" with `[1] RFC 9312 ..., p. 1`; such a
+    line names a source but says nothing, and would pass validation as a cited
+    sentence. Only exact copies are removed, so real prose is never touched.
+    """
+    for block in blocks:
+        text = text.replace(block.label, " ")
+        # the label without its number opening a line ("falcons.pdf, p. 1-2 Peregrines dive ..."),
+        # as the 1.5B model also copies it; inside a sentence ("according to ...") it is prose
+        where = block.label.split("] ", 1)[-1]
+        text = re.sub(rf"(?m)^(\s*(?:[-*]\s+)?){re.escape(where)}(?:\s*[:\-–]\s*|\s+)", r"\1", text)
+        context = block.candidate.document_name + " > "
+        text = "\n".join(line for line in text.split("\n") if not line.strip().startswith(context))
     return text.strip()

@@ -29,6 +29,7 @@ from rag_system.generation.citations import (
     citation_records,
     corroborate,
     located_text,
+    recite,
     validate,
 )
 from rag_system.generation.extractive import quote
@@ -47,6 +48,7 @@ from rag_system.generation.prompts import (
     is_refusal,
     normalise_answer,
     repair_messages,
+    strip_labels,
 )
 from rag_system.generation.terms import ask_coverage, coverage, support
 from rag_system.retrieval.packer import EvidenceBlock
@@ -212,12 +214,20 @@ class Synthesizer:
         if not options.repair:
             return self._replace(question, blocks, options, emit, "citations did not validate", text), first
         fixed, count = attribute(text, read, report)
+        current = report
         if count:
-            report = check(fixed, read, options.verify, question)
-            report.attributed = count
-            if report.valid:
+            current = check(fixed, read, options.verify, question)
+            current.attributed = count
+            if current.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
-                return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, report), first
+                return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, current), first
+        fixed, moved = recite(fixed, read, current)
+        if moved:  # a fact the model read in one block and cited to another
+            current = check(fixed, read, options.verify, question)
+            current.attributed = count
+            if current.valid:
+                emit("answer_repaired", {"answer": fixed, "method": "citation", "recited": moved})
+                return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, current), first
         repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
                                     options.params)
         usage["repair"] = {"prompt": repaired.prompt_tokens, "completion": repaired.completion_tokens}
@@ -302,24 +312,6 @@ class Synthesizer:
             return Answer(REFUSAL_TEXT, "refusal", [], backend, model, refusal_reason="internal: invalid extract")
         return Answer(text, source, citation_records(text, blocks, report), backend, model,
                       validation=report.to_json(), coverage=cov)
-
-
-def strip_labels(text: str, blocks: list[EvidenceBlock]) -> str:
-    """Remove evidence labels and context lines a small model copied into its answer.
-
-    The 0.5B model sometimes "answers" with `[1] RFC 9312 ..., p. 1`; such a
-    line names a source but says nothing, and would pass validation as a cited
-    sentence. Only exact copies are removed, so real prose is never touched.
-    """
-    for block in blocks:
-        text = text.replace(block.label, " ")
-        # the label without its number opening a line ("falcons.pdf, p. 1-2 Peregrines dive ..."),
-        # as the 1.5B model also copies it; inside a sentence ("according to ...") it is prose
-        where = block.label.split("] ", 1)[-1]
-        text = re.sub(rf"(?m)^(\s*(?:[-*]\s+)?){re.escape(where)}(?:\s*[:\-–]\s*|\s+)", r"\1", text)
-        context = block.candidate.document_name + " > "
-        text = "\n".join(line for line in text.split("\n") if not line.strip().startswith(context))
-    return text.strip()
 
 
 def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,

@@ -32,14 +32,29 @@ def key_terms(text: str) -> list[str]:
     return list(seen)
 
 
-def term_set(texts: Iterable[str]) -> set[str]:
-    """Stems of every word, and of each part of a snake_case word ("northwind_leave_policy.pdf" names Northwind)."""
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def term_set(texts: Iterable[str], camel: bool = False) -> set[str]:
+    """Stems of every word, and of each part of a snake_case word ("northwind_leave_policy.pdf" names
+    Northwind) and, with `camel`, of a CamelCase one.
+
+    `camel` is for checking what a block says ("} AlertDescription;", a
+    registry's enum, says alert and description), not for ranking sentences:
+    split there too, it changed which sentences quoting picks, and rfc_q16's
+    quote lost the PTO formula.
+    """
     out: set[str] = set()
     for t in texts:
-        for w in WORD.findall(t.lower()):
+        for word in WORD.findall(t):
+            w = word.lower()
             out.add(stem(w))
             if "_" in w:
                 out.update(stem(part) for part in w.split("_") if part)
+            if camel and word[1:] != w[1:] and not word.isupper():  # upper case after the first letter
+                parts = _CAMEL_PART.findall(word)
+                if len(parts) > 1:
+                    out.update(stem(part.lower()) for part in parts)
     return out
 
 
@@ -170,7 +185,7 @@ def support(sentence: str, block: str) -> float:
     terms = key_terms(_strip_markers(sentence))
     if not terms:
         return 1.0
-    present = term_set([block])
+    present = term_set([block], camel=True)
     return sum(1 for t in terms if t in present) / len(terms)
 
 

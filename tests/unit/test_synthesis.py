@@ -82,10 +82,15 @@ class Scripted(LLMBackend):
 
 
 def run(backend: LLMBackend, question: str = QUESTION, blocks=BLOCKS, **options):
+    answer, events = run_with_data(backend, question, blocks, **options)
+    return answer, [e for e, _ in events]
+
+
+def run_with_data(backend: LLMBackend, question: str = QUESTION, blocks=BLOCKS, **options):
     events: list[tuple[str, dict]] = []
     answer = Synthesizer().answer(question, blocks, [backend, ExtractiveBackend()],
                                   SynthesisOptions(**options), lambda e, d: events.append((e, d)))
-    return answer, [e for e, _ in events]
+    return answer, events
 
 
 def test_valid_answer_is_kept_as_llm():
@@ -109,6 +114,15 @@ def test_a_valid_answer_also_cites_the_other_blocks_that_state_its_facts():
     assert answer.answer_source == "llm" and "answer_corroborated" in events
     assert answer.answer == "A default value of 3 is assumed for the exponent [1, 3]."
     assert [c["n"] for c in answer.citations] == [1, 3] and answer.validation["valid"]
+
+
+def test_a_fact_cited_to_the_wrong_block_is_recited_to_the_block_that_states_it():
+    backend = Scripted("If the max_ack_delay value is absent, a default of 25 milliseconds is assumed [1].")
+    answer, events = run_with_data(backend, "What maximum acknowledgment delay is assumed when max_ack_delay is absent?")
+    assert answer.first_validation["claims"][0]["missing"] == ["max_ack_delay", "25"]
+    assert answer.answer_source == "llm_repaired" and len(backend.prompts) == 1  # no model round needed
+    assert answer.answer.endswith("[1, 2].") and 2 in [c["n"] for c in answer.citations]
+    assert ("answer_repaired", "citation") in [(e, d.get("method")) for e, d in events]
 
 
 def test_a_sentence_without_a_specific_fact_is_not_corroborated():
