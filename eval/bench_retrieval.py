@@ -75,8 +75,10 @@ def _time_queries(engine: Any, index: str, queries: list[str], mode: str, repeat
     totals: list[float] = []
     searches: list[float] = []
     embeds: list[float] = []
+    forget = getattr(engine.embedder, "forget_recent", lambda: None)
     for _ in range(repeat):
         for q in queries:
+            forget()  # every question is timed cold: no remembered query vector
             result = engine.retrieve(index, q, options)
             t = result.timings_ms
             totals.append(t["first_stage_ms"])

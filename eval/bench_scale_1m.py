@@ -119,7 +119,9 @@ def _pass(engine: Any, index: str, queries: list[tuple[Any, bool]], mode: str) -
     """One pass of every question: (timings per question, mean nDCG@10)."""
     options = engine.options(mode=mode, rerank=False)
     timings, scores = [], []
+    forget = getattr(engine.embedder, "forget_recent", lambda: None)
     for row, case_sensitive in queries:
+        forget()  # every question is timed cold: no remembered query vector
         result = engine.retrieve(index, row.query, options)
         timings.append(result.timings_ms)
         scores.append(row_metrics([c.text for c in result.candidates], row, case_sensitive)["ndcg@10"])

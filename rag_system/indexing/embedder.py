@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 
 PACKAGED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 SMALL_BATCH = 4  # batches up to this size always run in fp32
+#: Texts of query-sized calls (<= SMALL_BATCH texts) whose vectors are kept, most recent first.
+QUERY_CACHE_SIZE = 512
 
 
 class EmbedderLoadError(DomainError, RuntimeError):
@@ -105,6 +108,8 @@ class Embedder:
         # concurrent calls from the chunking and embedding threads must not overlap.
         self._tokenizer_lock = threading.Lock()
         self._model_lock = threading.Lock()
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._recent_lock = threading.Lock()
         self.batch_size = batch_size
         positions = int(getattr(self._model.config, "max_position_embeddings", max_tokens) or max_tokens)
         self.max_tokens = min(max_tokens, positions)
@@ -150,6 +155,8 @@ class Embedder:
         size = min(batch_size or self.batch_size, self.batch_size)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if len(texts) <= SMALL_BATCH and on_batch is None:
+            return self._embed_recent(texts)
         # Sort by length so each batch pads little; restore order at the end.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
@@ -159,6 +166,33 @@ class Embedder:
             if on_batch is not None:
                 on_batch(idx)
         return out
+
+    def _embed_recent(self, texts: list[str]) -> np.ndarray:
+        """Query-sized calls, remembered per text (QUERY_CACHE_SIZE texts).
+
+        Why: one chat turn embeds its question for the semantic cache, again for
+        the first stage and again to check quotes by meaning, ~10 ms each on 2
+        cores. A text alone or in a batch of up to SMALL_BATCH is always embedded
+        in fp32, so a remembered vector is exactly the one a new call computes.
+        """
+        with self._recent_lock:
+            found = {t: self._recent[t] for t in texts if t in self._recent}
+            for t in found:
+                self._recent.move_to_end(t)
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            fresh = self._embed_batch(missing)
+            with self._recent_lock:
+                for text, vector in zip(missing, fresh):
+                    found[text] = self._recent[text] = vector
+                while len(self._recent) > QUERY_CACHE_SIZE:
+                    self._recent.popitem(last=False)
+        return np.stack([found[t] for t in texts]).astype(np.float32, copy=True)
+
+    def forget_recent(self) -> None:
+        """Drop the remembered query vectors (benchmarks that time a cold question call it)."""
+        with self._recent_lock:
+            self._recent.clear()
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Questions: MiniLM has no roles, so the same as `embed` (e5 does differ)."""

@@ -52,3 +52,16 @@ def test_missing_model_directory_names_the_setting(tmp_path) -> None:  # type: i
     (tmp_path / "empty").mkdir()
     with pytest.raises(EmbedderLoadError, match="cannot load"):
         Embedder(model_setting=str(tmp_path / "empty"))
+
+
+def test_a_remembered_question_gets_the_vector_a_fresh_call_computes(embedder: Embedder) -> None:
+    question, other = "How does QUIC recover from packet loss?", "What is a stream identifier?"
+    first = embedder.embed_queries([question])
+    first[0, 0] = 99.0  # a caller's changes never reach the remembered vector
+    again = embedder.embed_queries([question])
+    assert again[0, 0] != 99.0
+    pair = embedder.embed([other, question])  # one remembered, one new, in the caller's order
+    embedder.forget_recent()
+    fresh = np.stack([embedder.embed([other])[0], embedder.embed([question])[0]])
+    assert np.allclose(pair, fresh, atol=1e-6) and np.allclose(again[0], fresh[1], atol=1e-6)
+    assert embedder.embed([question, question]).shape == (2, 384)
