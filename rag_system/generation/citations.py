@@ -285,7 +285,8 @@ _SPECIFIC = frozenset({"number", "date", "identifier", "code", "quote"})
 
 
 def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation, most: int = 2,
-                only: set[int] | None = None, min_support: float = CORROBORATION_MIN_SUPPORT) -> tuple[str, int]:
+                only: set[int] | None = None, min_support: float = CORROBORATION_MIN_SUPPORT,
+                instead: bool = False) -> tuple[str, int]:
     """Also cite the other blocks that state a sentence's specific facts; return (answer, sentences changed).
 
     A small model cites one block of several that say the same thing, and not
@@ -296,7 +297,7 @@ def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation
     it, the same polarity, and most of the sentence's words; a sentence with
     no such fact gains nothing (lexical overlap alone would cite look-alikes).
     `only`: the sentences (by index) to look at; `min_support`: the share of the sentence's words
-    a block added must hold.
+    a block added must hold; `instead`: the blocks found replace the sentence's last citation.
     """
     edits: list[tuple[int, int, str]] = []
     for index, s in enumerate(validation.sentences):
@@ -317,14 +318,16 @@ def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation
                 extra.append(block.number)
         if extra:
             last = markers[-1]
-            marker = last.group()[:-1] + "".join(f", {n}" for n in extra) + "]"
+            marker = (f"[{', '.join(map(str, extra))}]" if instead
+                      else last.group()[:-1] + "".join(f", {n}" for n in extra) + "]")
             edits.append((s["start"] + last.start(), s["start"] + last.end(), marker))
     for start, end, marker in sorted(edits, reverse=True):
         answer = answer[:start] + marker + answer[end:]
     return answer, len(edits)
 
 
-def recite(answer: str, blocks: list[EvidenceBlock], validation: Validation) -> tuple[str, int]:
+def recite(answer: str, blocks: list[EvidenceBlock], validation: Validation,
+           instead: bool = False) -> tuple[str, int]:
     """Cite the block that states the facts a sentence's own citation lacks; return (answer, sentences changed).
 
     Asked which alert number TLS assigns, the model wrote "120" and cited the
@@ -335,13 +338,16 @@ def recite(answer: str, blocks: list[EvidenceBlock], validation: Validation) -> 
     words (a registry line, `no_application_protocol(120)`, says little else:
     3 of the sentence's 7 words); the sentence must then pass every check with
     both citations. A fact no block states stays missing, and the answer goes
-    on to the model's repair round.
+    on to the model's repair round. `instead`: the block replaces the citation
+    that lacked the facts (tried first: a citation should not stay on a block
+    that does not say the sentence).
     """
     misplaced = {c["sentence"] for c in validation.claims
                  if c["missing"] and not c.get("opposite") and not c.get("unmatched")}
     if not misplaced:
         return answer, 0
-    return corroborate(answer, blocks, validation, most=1, only=misplaced, min_support=RECITE_MIN_SUPPORT)
+    return corroborate(answer, blocks, validation, most=1, only=misplaced, min_support=RECITE_MIN_SUPPORT,
+                       instead=instead)
 
 
 def cited_numbers(validation: Validation) -> list[int]:

@@ -221,13 +221,13 @@ class Synthesizer:
             if current.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
                 return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, current), first
-        fixed, moved = recite(fixed, read, current)
-        if moved:  # a fact the model read in one block and cited to another
-            current = check(fixed, read, options.verify, question)
-            current.attributed = count
-            if current.valid:
-                emit("answer_repaired", {"answer": fixed, "method": "citation", "recited": moved})
-                return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, current), first
+        for instead in (True, False):  # a fact the model read in one block and cited to another
+            recited, moved = recite(fixed, read, current, instead)
+            again = check(recited, read, options.verify, question) if moved else None
+            if again is not None and again.valid:
+                again.attributed = count
+                emit("answer_repaired", {"answer": recited, "method": "citation", "recited": moved})
+                return self._accept(question, recited, "llm_repaired", blocks, backend, options, emit, again), first
         repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
                                     options.params)
         usage["repair"] = {"prompt": repaired.prompt_tokens, "completion": repaired.completion_tokens}
