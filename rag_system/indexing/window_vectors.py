@@ -41,6 +41,16 @@ MULTIVECTOR_COLUMN = "vectors"
 #: chunks at 100,000 chunks, 2 only 0.94 (Documentation/evaluation.md).
 OVERFETCH = 4
 
+#: HNSW search beam, grown with the table. LanceDB's default found 0.96 of the
+#: exact top 10 at 100,000 chunks (368,000 windows; 400 found 0.98, +0.3 ms) but
+#: 0.76 at a million (3.7 million windows, each real chunk among ~100 near
+#: copies in the scale benchmark): hybrid nDCG@10 0.290 against 0.322 exact.
+#: There 1,850 gave 0.313, 2,960 (this rule) 0.322, 3,700 0.323
+#: (Documentation/evaluation.md, "A million chunks").
+EF_MIN = 400
+EF_MAX = 4000
+WINDOWS_PER_EF = 1250
+
 #: HNSW graph degree and build beam: LanceDB's defaults (20, 300), which the
 #: scale benchmark measured; the index holds ~0.55 KB per window in memory.
 HNSW_M = 20
@@ -61,6 +71,7 @@ class WindowVectorTable:
 
     def __init__(self, table: Any) -> None:
         self.table = table
+        self._rows: int | None = None  # counted once per handle: it only sizes the search beam
 
     @classmethod
     def create(cls, db: Any, name: str, dimension: int) -> WindowVectorTable:
@@ -108,6 +119,7 @@ class WindowVectorTable:
         Only `chunk_id` and `_distance` are read: the winners' rows are read once, after fusion.
         """
         builder = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
+        builder = builder.ef(self.search_beam(limit * OVERFETCH))
         if where:
             builder = builder.where(where, prefilter=True)
         hits = builder.select(["chunk_id", "_distance"]).limit(limit * OVERFETCH).to_arrow()
@@ -119,6 +131,12 @@ class WindowVectorTable:
                 if len(best) >= limit:
                     break
         return list(best.items())
+
+    def search_beam(self, wanted: int) -> int:
+        """The HNSW `ef` for `wanted` hits: one per WINDOWS_PER_EF rows, within EF_MIN..EF_MAX."""
+        if self._rows is None:
+            self._rows = int(self.table.count_rows())
+        return max(wanted, min(EF_MAX, max(EF_MIN, self._rows // WINDOWS_PER_EF)))
 
     def has_ann_index(self) -> bool:
         return any(i.index_type != "FTS" and list(i.columns) == ["vector"] for i in self.table.list_indices())
