@@ -9,7 +9,8 @@ chunks those reads leave the page cache (Documentation/evaluation.md, "A
 million chunks"). With one row per window the column takes an HNSW graph
 over scalar-quantised vectors (IVF_HNSW_SQ) that LanceDB keeps in memory: 4
 ms at 100,000 chunks, and closer to the exact best-window ranking (top 10
-agree 0.98 against 0.97, top 50 0.97 against 0.91). A chunk is ranked by its
+agree 0.98 against 0.97, top 50 0.97 against 0.91); past HNSW_MAX_WINDOWS
+rows, where that graph would outgrow the memory budget, IVF_PQ re-scored. A chunk is ranked by its
 best window, found by keeping the first hit of each chunk: the same score
 as the multivector's MaxSim against one query vector.
 
@@ -56,6 +57,18 @@ WINDOWS_PER_EF = 1250
 HNSW_M = 20
 HNSW_EF_CONSTRUCTION = 300
 
+#: Past this many window rows the index is IVF_PQ, not HNSW. Why: the HNSW
+#: graph and its 8-bit vectors stay in LanceDB's index cache, and at a million
+#: chunks (3.7 million windows) the RAG API peaked at 6.1 GB under 16 clients
+#: against a 2.5 GB budget. PQ codes (48 bytes a window) stay small; their
+#: ranking is re-scored with the stored vectors (PQ_REFINE x the hits) over
+#: PQ_NPROBES partitions: at a million chunks 0.98 of the exact top 10, 31 ms
+#: under load 6, where HNSW needed `ef` ~3,000 for 0.97 (Documentation/evaluation.md).
+HNSW_MAX_WINDOWS = 1_000_000
+PQ_SUB_VECTORS_DIVISOR = 8  # dimension / 8 sub-vectors: 48 for MiniLM's 384
+PQ_NPROBES = 40
+PQ_REFINE = 5
+
 
 def vector_schema(dimension: int) -> pa.Schema:
     return pa.schema([
@@ -72,6 +85,7 @@ class WindowVectorTable:
     def __init__(self, table: Any) -> None:
         self.table = table
         self._rows: int | None = None  # counted once per handle: it only sizes the search beam
+        self._kind = ""  # the ANN index type, looked up until found
 
     @classmethod
     def create(cls, db: Any, name: str, dimension: int) -> WindowVectorTable:
@@ -119,7 +133,10 @@ class WindowVectorTable:
         Only `chunk_id` and `_distance` are read: the winners' rows are read once, after fusion.
         """
         builder = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
-        builder = builder.ef(self.search_beam(limit * OVERFETCH))
+        if self.ann_kind() == "IvfPq":
+            builder = builder.nprobes(PQ_NPROBES).refine_factor(PQ_REFINE)
+        else:  # HNSW (the beam), or exact search, which ignores it
+            builder = builder.ef(self.search_beam(limit * OVERFETCH))
         if where:
             builder = builder.where(where, prefilter=True)
         hits = builder.select(["chunk_id", "_distance"]).limit(limit * OVERFETCH).to_arrow()
@@ -138,13 +155,25 @@ class WindowVectorTable:
             self._rows = int(self.table.count_rows())
         return max(wanted, min(EF_MAX, max(EF_MIN, self._rows // WINDOWS_PER_EF)))
 
+    def ann_kind(self) -> str:
+        """LanceDB's name of the vector index type ("IvfHnswSq", "IvfPq"), "" without one."""
+        if not self._kind:  # looked up again while there is none: another process may build it
+            self._kind = next((str(i.index_type) for i in self.table.list_indices()
+                               if list(i.columns) == ["vector"]), "")
+        return self._kind
+
     def has_ann_index(self) -> bool:
-        return any(i.index_type != "FTS" and list(i.columns) == ["vector"] for i in self.table.list_indices())
+        return bool(self.ann_kind())
 
     def create_ann_index(self) -> str:
-        """IVF_HNSW_SQ on `vector`; the index type built."""
-        from lancedb.index import HnswSq
+        """IVF_HNSW_SQ on `vector`, or IVF_PQ past HNSW_MAX_WINDOWS rows; the index type built."""
+        from lancedb.index import HnswSq, IvfPq
 
+        self._kind = ""
+        if self.table.count_rows() > HNSW_MAX_WINDOWS:
+            self.table.create_index("vector", replace=True, config=IvfPq(
+                distance_type="cosine", num_sub_vectors=self.dimension // PQ_SUB_VECTORS_DIVISOR))
+            return "IVF_PQ"
         self.table.create_index("vector", config=HnswSq(distance_type="cosine", m=HNSW_M,
                                                         ef_construction=HNSW_EF_CONSTRUCTION), replace=True)
         return "IVF_HNSW_SQ"

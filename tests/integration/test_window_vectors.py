@@ -89,3 +89,30 @@ def test_an_index_without_window_vector_rows_still_searches_and_gains_them_on_it
     engine.forget("old")
     gained = engine.retrieve("old", QUESTIONS[0], engine.options(mode="vector_only", k=5))
     assert [c.chunk_id for c in gained.candidates] == [c.chunk_id for c in fallback.candidates]
+
+
+def test_the_ann_index_is_hnsw_up_to_its_window_limit_and_ivf_pq_past_it(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+
+    from rag_system.indexing import window_vectors
+    from rag_system.indexing.window_vectors import WindowVectorTable, vector_schema
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((600, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = pa.table({
+        "chunk_id": [f"c{i // 3}" for i in range(600)], "document_id": ["d"] * 600, "document_name": ["d.md"] * 600,
+        "chunk_index": pa.array([i // 3 for i in range(600)], pa.int32()),
+        "page_start": pa.array([1] * 600, pa.int32()), "page_end": pa.array([1] * 600, pa.int32()),
+        "block_type": ["paragraph"] * 600, "window_index": pa.array([i % 3 for i in range(600)], pa.int32()),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), 32),
+    }, schema=vector_schema(32))
+    db = connect(str(tmp_path / "db"))
+    for limit, kind, lance_kind in ((10_000, "IVF_HNSW_SQ", "IvfHnswSq"), (500, "IVF_PQ", "IvfPq")):
+        monkeypatch.setattr(window_vectors, "HNSW_MAX_WINDOWS", limit)
+        table = WindowVectorTable(db.create_table(f"v{limit}", data=rows))
+        assert not table.has_ann_index() and table.create_ann_index() == kind
+        table = WindowVectorTable(db.open_table(f"v{limit}"))
+        assert table.ann_kind() == lance_kind
+        hits = table.search_chunks(vectors[3 * 17 + 1], None, 5)  # chunk 17's second window
+        assert hits[0][0] == "c17" and hits[0][1] < 0.05 and len({c for c, _ in hits}) == 5
