@@ -10,9 +10,10 @@ million chunks"). With one row per window the column takes an HNSW graph
 over scalar-quantised vectors (IVF_HNSW_SQ) that LanceDB keeps in memory: 4
 ms at 100,000 chunks, and closer to the exact best-window ranking (top 10
 agree 0.98 against 0.97, top 50 0.97 against 0.91); past HNSW_MAX_WINDOWS
-rows, where that graph would outgrow the memory budget, IVF_PQ re-scored. A chunk is ranked by its
-best window, found by keeping the first hit of each chunk: the same score
-as the multivector's MaxSim against one query vector.
+rows, where that graph would outgrow the memory budget, IVF_PQ re-scored.
+A chunk is ranked by its best window, found by keeping the first hit of
+each chunk: the same score as the multivector's MaxSim against one query
+vector.
 
 Each row repeats its chunk's location columns and block type, so the
 compiled prefilter means the same here as on the chunk and window tables.
