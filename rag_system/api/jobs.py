@@ -42,8 +42,9 @@ MAX_EVENTS_PER_JOB = 20000
 FINISHED = ("done", "failed", "cancelled")
 _FILE_STATES = {"file_started": "running", "file_converted": "converting", "file_chunked": "chunked",
                 "file_embedding": "embedding", "file_embedded": "embedded", "file_written": "done", "file_unchanged": "unchanged",
-                "file_failed": "failed", "file_duplicate": "duplicate", "file_removed": "removed"}
-_FILE_DONE = ("file_written", "file_unchanged", "file_failed", "file_duplicate")
+                "file_failed": "failed", "file_duplicate": "duplicate", "file_removed": "removed",
+                "file_held": "held"}
+_FILE_DONE = ("file_written", "file_unchanged", "file_failed", "file_duplicate", "file_held")
 
 
 def _now() -> str:

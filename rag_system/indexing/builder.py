@@ -67,6 +67,7 @@ class _Prepared:
     error: str | None
     seconds: float
     document_ids: tuple[str, ...] = ()  # per chunk: the file's id, or its part's (a mailbox's message)
+    held: bool = False  # written to while it was read: not indexed now (`_changed_since`)
 
 
 def hash_files(paths: Sequence[Path]) -> list[str]:
@@ -96,17 +97,23 @@ def build_index(
     on_event: EventSink = ignore_event,
     cancel: threading.Event | None = None,
     hold: frozenset[Path] = frozenset(),
+    settle_s: float = 0.0,
 ) -> BuildSummary:
     """Bring index `index` in line with the files under `inputs`.
 
     The embedder is the index's own (`choose_embedder`); `embedder_name`
     chooses it for a new index and must match an existing one's. Without an
-    `embedder`, the model loads only once a file needs embedding.
+    `embedder`, the model loads only once a file needs embedding. `hold`: files left as they are
+    indexed (still being written), and with `settle_s` every file modified within that time.
     """
     started = time.perf_counter()
     validate_index_name(index)
     on_event = BuildProgress().sink(on_event)
     files, skipped, roots = discover(inputs, supported_extensions())
+    stamps = {f: _stamp(f) for f in files}  # before any byte is read: what the hash and the text must match
+    if settle_s > 0:
+        recent = time.time_ns() - int(settle_s * 1e9)
+        hold = hold | {f for f, stamp in stamps.items() if stamp is None or stamp[1] > recent}
     held = [f for f in files if f in hold]  # still being written: indexed as they were, for now
     files = [f for f in files if f not in hold]
     db = open_store(settings)
@@ -147,11 +154,12 @@ def build_index(
         pending: Future[_Prepared] | None = None
         for i, (source, previous) in enumerate(work):
             current = pending or pool.submit(_prepare, source, previous, settings, embedder, options, on_event,
-                                             converted)
+                                             converted, stamps.get(source.path))
             pending = None
             if i + 1 < len(work):
                 nxt, nprev = work[i + 1]
-                pending = pool.submit(_prepare, nxt, nprev, settings, embedder, options, on_event, converted)
+                pending = pool.submit(_prepare, nxt, nprev, settings, embedder, options, on_event, converted,
+                                      stamps.get(nxt.path))
             prepared = current.result()
             timings["convert"] += prepared.seconds
             if cancel is not None and cancel.is_set():
@@ -232,10 +240,25 @@ def _language_sample(files: Sequence[Path], settings: Settings, converted: dict[
     return texts
 
 
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """(size, mtime in ns), None for a file that is gone."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
 def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings,
              embedder: AnyEmbedder, options: ChunkerOptions, on_event: EventSink,
-             converted: dict[Path, ConvertedDocument] | None = None) -> _Prepared:
-    """Convert and chunk one file; failures become a reason, never an exception."""
+             converted: dict[Path, ConvertedDocument] | None = None,
+             stamp: tuple[int, int] | None = None) -> _Prepared:
+    """Convert and chunk one file; failures become a reason, never an exception.
+
+    `stamp`: its (size, mtime) before its bytes were hashed. A file written to since is *held*, not
+    indexed: hash and text may be of two versions, or of half of one (an editor writing in two steps,
+    the second after the sync's settle check), and a reader would see half a document.
+    """
     t0 = time.perf_counter()
     path = str(source.path)
     on_event(BuildEvent("file_started", path, {"size": source.size}))
@@ -249,6 +272,9 @@ def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings
         chunks, ids = chunk_file(document, source.document_id, embedder.count_tokens_batch, options)
         if not chunks:
             raise ConversionError(source.path, "no text found (the file has no extractable text)")
+        if stamp is not None and _stamp(source.path) != stamp:
+            on_event(BuildEvent("file_held", path, {"reason": "the file changed while it was read"}))
+            return _Prepared(source, previous, None, [], None, time.perf_counter() - t0, held=True)
         on_event(BuildEvent("file_chunked", path, {"chunks": len(chunks)}))
         return _Prepared(source, previous, document, chunks, None, time.perf_counter() - t0, tuple(ids))
     except ConversionError as exc:
@@ -288,6 +314,9 @@ class _Writer:
         self.timings["embed"] += time.perf_counter() - t0
         offset = 0
         for prepared in group:
+            if prepared.held:
+                self.summary.held.append(str(prepared.source.path))
+                continue
             if prepared.document is None:
                 path = str(prepared.source.path)
                 self.summary.failed.append({"path": path, "reason": prepared.error or "unknown error"})

@@ -12,7 +12,7 @@ from typing import Any
 
 EVENT_TYPES = (
     "build_started", "file_started", "file_converted", "file_chunked", "file_embedding", "file_embedded",
-    "file_written", "file_unchanged", "file_failed", "file_removed", "file_duplicate",
+    "file_written", "file_unchanged", "file_failed", "file_removed", "file_duplicate", "file_held",
     "fts_refreshed", "build_done",
 )
 
@@ -47,6 +47,7 @@ class BuildSummary:
     failed: list[dict[str, str]] = field(default_factory=list)
     duplicates: list[dict[str, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # written to while read: left as indexed, for the next run
     chunks: int = 0
     pages: int = 0
     ocr_pages: int = 0
@@ -68,6 +69,7 @@ class BuildSummary:
             },
             "duplicates": list(self.duplicates),
             "skipped": list(self.skipped),
+            "held": list(self.held),
             "chunks": self.chunks,
             "pages": self.pages,
             "ocr": {"pages": self.ocr_pages, "engines": list(self.ocr_engines)},

@@ -88,7 +88,7 @@ def sync_index(index: str, folders: Sequence[Path], settings: Settings, *, trigg
         held = unsettled(folders, settings.sync_settle_s, cancel)
         run.held = sorted(str(p) for p in held)
         summary = build_index(list(folders), index, settings, embedder=embedder, embedder_name=embedder_name,
-                              on_event=collect, cancel=cancel, hold=held)
+                              on_event=collect, cancel=cancel, hold=held, settle_s=settings.sync_settle_s)
         _fill(run, summary, changes)
     except Exception as exc:  # recorded for the index's sync status, then raised to the caller
         run.error = str(exc) or type(exc).__name__
@@ -105,6 +105,7 @@ def _fill(run: SyncRun, summary: BuildSummary, changes: list[dict[str, str]]) ->
     run.added, run.updated, run.removed, run.unchanged = summary.added, summary.updated, summary.removed, \
         summary.unchanged
     run.failed = [dict(f) for f in summary.failed]
+    run.held = sorted({*run.held, *summary.held})
     run.changed = changes
 
 

@@ -118,6 +118,31 @@ def _cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 @pytest.mark.slow
+def test_a_file_written_to_while_it_is_read_is_held_not_indexed_half(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    """An editor's second write lands after the build hashed the file: hash and text would be of two versions."""
+    docs = write_corpus(tmp_path / "docs", 2)
+    first = build_index([tmp_path / "docs"], "held", settings, embedder=embedder)
+    before = table_state(settings, "held")
+    moving = docs[1]
+
+    def write_meanwhile(event: BuildEvent) -> None:  # the build has stamped and hashed it, not yet read it
+        if event.type == "file_started" and event.path == str(moving.resolve()):
+            with moving.open("a") as handle:
+                handle.write("\n\nA second half, written while the build was reading the first.")
+
+    moving.write_text(moving.read_text() + "\n\nAn edit that the next build sees whole.")
+    events: list[BuildEvent] = []
+    second = build_index([tmp_path / "docs"], "held", settings, embedder=embedder,
+                         on_event=lambda e: (events.append(e), write_meanwhile(e)))
+    assert second.held == [str(moving.resolve())] and second.updated == 0 and not second.failed
+    assert "file_held" in [e.type for e in events]
+    assert table_state(settings, "held") == before  # the old version stays, whole
+    third = build_index([tmp_path / "docs"], "held", settings, embedder=embedder)
+    assert third.updated == 1 and third.held == [] and first.index_documents == third.index_documents == 2
+    record = Manifest.open_or_create(connect(settings.resolved_lancedb_uri), "held").records()[str(moving.resolve())]
+    assert record.size == moving.stat().st_size  # what was indexed is the file as it now is
+
+
 def test_kill_minus_nine_mid_build_then_rerun_completes(tmp_path: Path) -> None:
     """A build killed with SIGKILL never leaves half a document; a re-run finishes it."""
     corpus = tmp_path / "docs"

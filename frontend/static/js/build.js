@@ -7,8 +7,9 @@ import { el, errorBox, plainReason } from "./util.js";
 const FILE_STATES = {
   file_started: "running", file_converted: "converting", file_chunked: "chunked", file_embedding: "embedding", file_embedded: "embedded",
   file_written: "done", file_unchanged: "unchanged", file_failed: "failed", file_duplicate: "duplicate", file_removed: "removed",
+  file_held: "held",
 };
-const FILE_DONE = new Set(["file_written", "file_unchanged", "file_failed", "file_duplicate"]);
+const FILE_DONE = new Set(["file_written", "file_unchanged", "file_failed", "file_duplicate", "file_held"]);
 const FINISHED = new Set(["done", "failed", "cancelled"]);
 const POLL_MS = 400;
 let following = null; // the AbortController of the build shown now; a new one stops the old
@@ -34,15 +35,17 @@ const STAGES = { planning: "Starting", converting: "Reading files", embedding: "
   finishing: "Finishing", done: "Done" };
 // What the builder is doing to a file, after its latest event.
 const ACTIVITY = { file_started: "reading", file_converted: "chunking", file_chunked: "queued for embedding", file_embedding: "embedding",
-  file_embedded: "saving", file_written: "saved", file_unchanged: "unchanged:", file_failed: "failed:", file_duplicate: "duplicate:" };
+  file_embedded: "saving", file_written: "saved", file_unchanged: "unchanged:", file_failed: "failed:", file_duplicate: "duplicate:",
+  file_held: "changed while read, taken next time:" };
 const num = (n) => Number(n || 0).toLocaleString("en");
 const secs = (s) => (s >= 90 ? `${Math.round(s / 60)} min` : `${Math.max(1, Math.round(s))} s`);
 
 // "3 files: 2 indexed, 1 failed — blank.txt: no text found": what a finished build did, failures apart.
 export function outcomeText(rows) {
-  const counts = { done: 0, unchanged: 0, failed: 0, duplicate: 0 };
+  const counts = { done: 0, unchanged: 0, failed: 0, duplicate: 0, held: 0 };
   for (const r of rows) if (r.state in counts) counts[r.state] += 1;
-  const parts = [[counts.done, "indexed"], [counts.unchanged, "unchanged"], [counts.duplicate, "duplicate"], [counts.failed, "failed"]]
+  const parts = [[counts.done, "indexed"], [counts.unchanged, "unchanged"], [counts.duplicate, "duplicate"], [counts.held, "held"],
+    [counts.failed, "failed"]]
     .filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
   const total = rows.length;
   const failed = rows.filter((r) => r.state === "failed");
