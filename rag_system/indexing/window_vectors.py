@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rag_system.chunking.chunker import Chunk
-from rag_system.indexing.windows import LOCATION_FIELDS, replace_rows
+from rag_system.indexing.windows import LOCATION_FIELDS, best_per_chunk, replace_rows
 
 log = logging.getLogger(__name__)
 
@@ -141,14 +141,7 @@ class WindowVectorTable:
         if where:
             builder = builder.where(where, prefilter=True)
         hits = builder.select(["chunk_id", "_distance"]).limit(limit * OVERFETCH).to_arrow()
-        best: dict[str, float] = {}
-        # Best first, so the first hit of a chunk is its best window.
-        for chunk_id, distance in zip(hits.column("chunk_id").to_pylist(), hits.column("_distance").to_pylist()):
-            if chunk_id not in best:
-                best[chunk_id] = float(distance)
-                if len(best) >= limit:
-                    break
-        return list(best.items())
+        return best_per_chunk(hits, "_distance", limit)
 
     def search_beam(self, wanted: int) -> int:
         """The HNSW `ef` for `wanted` hits: one per WINDOWS_PER_EF rows, within EF_MIN..EF_MAX."""

@@ -141,14 +141,18 @@ class WindowTable:
         if where:
             builder = builder.where(where, prefilter=True)
         hits = builder.select(["chunk_id", "_score"]).limit(limit * OVERFETCH).to_arrow()
-        best: dict[str, float] = {}
-        # Best first, so the first hit of a chunk is its best window.
-        for chunk_id, score in zip(hits.column("chunk_id").to_pylist(), hits.column("_score").to_pylist()):
-            if chunk_id not in best:
-                best[chunk_id] = float(score or 0.0)
-                if len(best) >= limit:
-                    break
-        return list(best.items())
+        return best_per_chunk(hits, "_score", limit)
+
+
+def best_per_chunk(hits: pa.Table, column: str, limit: int) -> list[tuple[str, float]]:
+    """The first hit of each chunk, at most `limit` chunks: hits come best first, so it is its best window."""
+    best: dict[str, float] = {}
+    for chunk_id, value in zip(hits.column("chunk_id").to_pylist(), hits.column(column).to_pylist()):
+        if chunk_id not in best:
+            best[chunk_id] = float(value or 0.0)
+            if len(best) >= limit:
+                break
+    return list(best.items())
 
 
 def _exact(wanted: dict[str, bool]) -> dict[str, bool]:
