@@ -110,12 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     env = {"LLM_PRELOAD": "true", "LLM_BACKEND": args.backend or settings.llm_backend, "SEMANTIC_CACHE": "false"}
     names = {f.name: f.metadata["env"] for f in dataclasses.fields(Settings) if "env" in f.metadata}
     env.update({names.get(k, k.upper()): v for k, v in _overrides(args.set).items()})
-    api = RagApiProcess(Path(args.cache_dir).resolve(), free_port(), "http://127.0.0.1:9", **env)
+    cache = Path(args.cache_dir).resolve()  # the server log stays beside the index, not in the tree
+    api = RagApiProcess(cache, free_port(), "http://127.0.0.1:9", log_dir=cache, **env)
     api.start(wait_s=600)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:  # the model loads and warms after /health turns ready
-            preload = api.client.get("/health").json.get("preload") or {}
+            health = api.client.get("/health").json
+            preload = ((health.get("components") or {}).get("llm") or {}).get("preload") or {}
             if preload.get("state") in ("loaded", "failed", "nothing to load"):
                 break
             time.sleep(1)

@@ -93,13 +93,14 @@ class GatewayProcess(_Process):
 class RagApiProcess(_Process):
     name = "RAG API"
 
-    def __init__(self, data_dir: Path, port: int, gateway_url: str, token: str = "", **env: str) -> None:
+    def __init__(self, data_dir: Path, port: int, gateway_url: str, token: str = "",
+                 log_dir: Path | None = None, **env: str) -> None:
         extra = {"DOCENT_GATEWAY_URL": gateway_url, "LLM_BACKEND": "extractive", "LLM_PRELOAD": "false",
                  "RERANK": "false", "OCR_ENGINE": "none", **env}
         if token:
             extra["DOCENT_API_TOKEN"] = token
         super().__init__([sys.executable, "-m", "rag_system", "api", "--port", str(port)],
-                         base_env(data_dir, **extra), port, data_dir.parent / f"rag-api-{port}.log", token)
+                         base_env(data_dir, **extra), port, (log_dir or data_dir.parent) / f"rag-api-{port}.log", token)
 
 
 @contextmanager
