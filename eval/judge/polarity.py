@@ -28,6 +28,11 @@ NEGATION_WORDS = frozenset(_CUES)
 _NEGATION = re.compile(r"\b(?:" + "|".join(_CUES) + r")\b|\w(?:n['’]t)\b", re.IGNORECASE)
 _LEAD = re.compile(r"^\W*(yes|no)\s*[,.;:!\u2014-]", re.IGNORECASE)  # "Yes, …" / "No. …", not "No pending …"
 
+#: For a stance only: a thing said to be gone answers "Can I still ...?" with no ("... were deleted on
+#: 2026-08-09: the path was unreachable" against "There is no GraphRAG path", neg_docs_01). Not used for
+#: sentence errors, where "entries are removed when ..." states what something does.
+_GONE = re.compile(r"\b(?:deleted|removed|dropped|discontinued|unreachable)\b", re.IGNORECASE)
+
 #: Share of an answer sentence's content words its closest block sentence must hold
 #: before their polarities are compared (below it the two are about different things).
 SENTENCE_MATCH = 0.6
@@ -82,7 +87,8 @@ def stance(answer_claims: list[Claim], documented: str) -> str | None:
     """"positive" | "negative" as the answer takes it, or None when it does not address `documented`.
 
     A leading "Yes," / "No." is the stance; "No pending disputes." is not a
-    leading "No" but a negative sentence, judged by its closeness like any other.
+    leading "No" but a negative sentence, judged by its closeness like any other;
+    so is a sentence that says the thing was deleted or removed.
     """
     said = [s for claim in answer_claims for s in sentences(claim.text)]
     if not said:
@@ -93,4 +99,6 @@ def stance(answer_claims: list[Claim], documented: str) -> str | None:
     target = content_words(documented, NEGATION_WORDS)
     scored = [(_overlap(target, content_words(s, NEGATION_WORDS)), s) for s in said]
     score, closest = max(scored, key=lambda pair: pair[0])
-    return polarity(closest) if score >= STANCE_MATCH else None
+    if score < STANCE_MATCH:
+        return None
+    return "negative" if is_negative(closest) or _GONE.search(closest) else "positive"

@@ -95,6 +95,10 @@ def test_stance_reads_a_leading_yes_or_no_else_the_closest_sentence() -> None:
     assert stance(split_claims(verbatim), documented) == "negative"
     assert stance(split_claims("No pending employment disputes. [1]"), "StartupXYZ owns 3 registered trademarks") \
         is None
+    # A thing said to be gone is a "no" to "Can I still ...?" (neg_docs_01)
+    gone = ("The graph_query outcome and the graph config blocks were deleted in August: the GraphRAG path "
+            "was unreachable [1].")
+    assert stance(split_claims(gone), "There is no GraphRAG path.") == "negative"
     # Sharing the topic is not taking a stance: the answer must be about the documented sentence itself.
     assert stance(split_claims("Endpoints MUST send Stateless Resets formatted as a short header packet. [1]"),
                   "Stateless Resets do not have any cryptographic protection.") is None

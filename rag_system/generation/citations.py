@@ -129,9 +129,17 @@ _QUANTITY = re.compile(
 
 
 
+#: "Yes," or "No," before a restated question: the reply, not a word the sentence says of the documents.
+_REPLY = re.compile(r"^\s*(?:yes|no)\b[\s,.;:!\u2014-]*", re.IGNORECASE)
+
+
 def only_restates(question: str, sentence: str) -> bool:
-    """Every content word of `sentence` is the question's own (an initialism of its words counts)."""
-    text = _MARKER.sub(" ", sentence)
+    """Every content word of `sentence` is the question's own (an initialism of its words counts).
+
+    A leading "Yes," does not make "Yes, Python keeps a registry of every instance a class has
+    created [3]" say more than the question (neg_pydocs_02, where the documents say it does not).
+    """
+    text = _REPLY.sub("", _MARKER.sub(" ", sentence))
     said = set(key_terms(text)) - {stem(a.lower()) for a in _abbreviations(text, question)}
     return bool(said) and said <= term_set([question])
 

@@ -444,6 +444,10 @@ def test_an_answer_that_does_not_answer_goes_to_repair(question, draft, fixed, f
     ("Does the agent do any pattern matching on the query before it asks a model to route it?",
      "The agent does pattern matching on the query before it asks a model to route it [1].", True),
     ("Does the agent match patterns in the query?", "The agent matches patterns in the query [1].", False),
+    # a "Yes," in front is the reply, not something the documents said (neg_pydocs_02)
+    ("Does the agent do any pattern matching on the query before it asks a model to route it?",
+     "Yes, the agent does pattern matching on the query before it asks a model to route it [1].", True),
+    ("Does the agent match patterns in the query?", "Yes, the agent matches patterns in the query [1].", False),
 ])
 def test_echoes(question: str, answer: str, echo: bool):
     from rag_system.generation.citations import echoes, validate
