@@ -78,6 +78,18 @@ def ask(api: RagApiProcess, body: dict[str, Any]) -> dict[str, Any]:
     return marks
 
 
+def wait_for_model(api: RagApiProcess, within_s: float) -> dict[str, Any]:
+    """The API's model preload once it is settled (`/health` turns ready before the model has loaded
+    and warmed, and a question asked then would time the load), or as it stands after `within_s`."""
+    deadline = time.monotonic() + within_s
+    while True:
+        health = api.client.get("/health").json
+        preload = ((health.get("components") or {}).get("llm") or {}).get("preload") or {}
+        if preload.get("state") in ("loaded", "failed", "nothing to load") or time.monotonic() >= deadline:
+            return preload
+        time.sleep(1)
+
+
 def cli_overhead(api: RagApiProcess, data_dir: Path, index: str, query: str) -> dict[str, float]:
     env = {**os.environ, "DOCENT_DATA_DIR": str(data_dir), "RAG_API_URL": api.url, "HF_HUB_OFFLINE": "1"}
     t0 = time.perf_counter()
@@ -114,13 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     api = RagApiProcess(cache, free_port(), "http://127.0.0.1:9", log_dir=cache, **env)
     api.start(wait_s=600)
     try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:  # the model loads and warms after /health turns ready
-            health = api.client.get("/health").json
-            preload = ((health.get("components") or {}).get("llm") or {}).get("preload") or {}
-            if preload.get("state") in ("loaded", "failed", "nothing to load"):
-                break
-            time.sleep(1)
+        preload = wait_for_model(api, 600)
         asked = []
         for i, row in enumerate(rows, start=1):
             marks = ask(api, {"query": row.query, "indexes": [index], "query_decompose": False})
