@@ -75,7 +75,8 @@ class Validation:
             out.append(f"{sources} does not mention {', '.join(repr(t) for t in item['words'])}: do not claim "
                        "what the sources do not say")
         if self.no_quantity:
-            out.append("the question asks for a number and the answer gives none: state the number the source gives")
+            out.append("the question asks for a number or formula and the answer gives none: state the one the "
+                       "source gives")
         if self.echo:
             out.append("the answer only repeats the question: say what the source says in answer to it")
         if not any(s["citations"] for s in self.sentences):
@@ -121,7 +122,10 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
 
 _QUANTITY_QUESTION = re.compile(
     r"\b(?:how (?:many|much|long|often|large|big|far|old)|what (?:value|percentage|number|amount|fee|price|"
-    r"size|length|limit|year|date|deadline)|which (?:year|date|value|number))\b", re.IGNORECASE)
+    r"size|length|limit|year|date|deadline|formula|equation)|which (?:year|date|value|number|formula))\b"
+    # "How is that timer actually computed?" asks for the formula: "computed based on the packet number
+    # spaces [3]" is valid and says nothing (rfc_q16), where the block holds "PTO = smoothed_rtt + ..."
+    r"|\bhow\b[^?.]{0,80}?\b(?:computed|calculated)\b", re.IGNORECASE)
 _QUANTITY = re.compile(
     r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
     r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly|"
@@ -195,9 +199,14 @@ def asks_quantity(question: str) -> bool:
     return bool(_QUANTITY_QUESTION.search(question))
 
 
+#: A formula: an operator between two terms, or a max()/min() call.
+_FORMULA = re.compile(r"\w\s*[=*/+]\s*\w|\b(?:max|min)\s*\(", re.IGNORECASE)
+
+
 def states_quantity(answer: str) -> bool:
-    """A number, a number word, a frequency or a month, outside the citation markers."""
-    return bool(_QUANTITY.search(_MARKER.sub(" ", answer)))
+    """A number, a number word, a frequency, a month or a formula, outside the citation markers."""
+    text = _MARKER.sub(" ", answer)
+    return bool(_QUANTITY.search(text) or _FORMULA.search(text))
 
 
 def claim_findings(answer: str, blocks: list[EvidenceBlock]) -> list[dict[str, Any]]:

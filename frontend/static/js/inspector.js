@@ -124,7 +124,7 @@ function findings(v) {
     if (c.unmatched) out.push(`no sentence of ${where} says yes or no to this`);
   }
   for (const u of v.unasked || []) out.push(`${(u.cited || []).map((n) => `[${n}]`).join(", ")} does not mention ${u.words.join(", ")}`);
-  if (v.no_quantity) out.push("the question asks for a number and the answer gives none");
+  if (v.no_quantity) out.push("the question asks for a number or formula and the answer gives none");
   if (v.echo) out.push("the answer only repeats the question");
   if (v.attributed) out.push(`${v.attributed} citation(s) attributed`);
   return (v.valid ? "valid" : "invalid") + (out.length ? `: ${out.join("; ")}` : "");
