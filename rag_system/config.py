@@ -152,6 +152,11 @@ class Settings:
     writer_url: str = field(default="", metadata=_env("DOCENT_WRITER_URL"))
     read_consistency_s: float = field(default=0.0, metadata=_env("DOCENT_READ_CONSISTENCY_S"))
     keep_versions_s: float = field(default=3600.0, metadata=_env("DOCENT_KEEP_VERSIONS_S"))
+    # Memory (Documentation/configuration.md): LanceDB's caches, one pair per process
+    # (rag_system/indexing/connection.py), and glibc's mmap threshold (rag_system/indexing/allocator.py).
+    lancedb_index_cache_mb: int = field(default=640, metadata=_env("LANCEDB_INDEX_CACHE_MB"))
+    lancedb_metadata_cache_mb: int = field(default=128, metadata=_env("LANCEDB_METADATA_CACHE_MB"))
+    malloc_mmap_threshold_kb: int = field(default=1024, metadata=_env("DOCENT_MMAP_THRESHOLD_KB"))
     aws_endpoint: str = field(default="", metadata=_env("AWS_ENDPOINT_URL"))
     aws_access_key_id: str = field(default="", metadata=_env("AWS_ACCESS_KEY_ID"))
     aws_secret_access_key: str = field(default="", metadata=_env("AWS_SECRET_ACCESS_KEY"))
@@ -306,6 +311,10 @@ def _validate_scale(settings: Settings) -> None:
         raise ConfigError(f"DOCENT_ROLE must be one of {', '.join(_ROLES)}, got {settings.role!r}")
     if settings.read_consistency_s < 0:
         raise ConfigError(f"DOCENT_READ_CONSISTENCY_S must be >= 0, got {settings.read_consistency_s}")
+    if min(settings.lancedb_index_cache_mb, settings.lancedb_metadata_cache_mb,
+           settings.malloc_mmap_threshold_kb) < 0:
+        raise ConfigError("LANCEDB_INDEX_CACHE_MB, LANCEDB_METADATA_CACHE_MB and DOCENT_MMAP_THRESHOLD_KB "
+                          "must be >= 0")
     # The writer's cleanup must never delete a version a lagging replica may still be reading.
     if settings.keep_versions_s < settings.read_consistency_s + _QUERY_MARGIN_S:
         raise ConfigError(f"DOCENT_KEEP_VERSIONS_S ({settings.keep_versions_s:g}) must be at least "

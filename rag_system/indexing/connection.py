@@ -7,24 +7,62 @@ needs the chunk schema to do it.
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
 from rag_system.config import Settings
+from rag_system.indexing.allocator import fix_mmap_threshold
 
 #: Prefix of every index's chunk table (the index name follows).
 TABLE_PREFIX = "idx_"
 
 
+#: LanceDB's (index, metadata) caches in MiB when the caller names none: `Settings`' defaults.
+DEFAULT_CACHE_MB = (640, 128)
+
+_sessions: dict[tuple[int, int], Any] = {}
+_sessions_lock = threading.Lock()
+
+
+def cache_session(index_cache_mb: int, metadata_cache_mb: int) -> Any:
+    """The process's one LanceDB session (index and metadata caches) for these sizes.
+
+    Why one: without a session every `lancedb.connect` gets caches of its
+    own, each allowed 6 GiB of index data and 1 GiB of metadata, and the RAG
+    API opens a connection for queries, one for sync and one per build. One
+    bounded pair, shared, holds what the queries reuse (the vector index's
+    partitions, posting lists, scalar index pages). Its size trades memory
+    for speed: at a million chunks the gold questions filled 0.78 GB of an
+    unbounded one, 16 threads of searches ran about half as fast with 320 MB
+    and the RAG API stayed within its 2.5 GB under 16 clients with the
+    default 768 MB (Documentation/evaluation.md, "A million chunks", third
+    round).
+    """
+    import lancedb
+
+    key = (int(index_cache_mb), int(metadata_cache_mb))
+    with _sessions_lock:
+        session = _sessions.get(key)
+        if session is None:
+            session = lancedb.Session(index_cache_size_bytes=key[0] * 2**20,
+                                      metadata_cache_size_bytes=key[1] * 2**20)
+            _sessions[key] = session
+        return session
+
+
 def connect(uri: str, storage_options: dict[str, str] | None = None,
-            read_consistency_s: float | None = None) -> Any:
+            read_consistency_s: float | None = None,
+            cache_mb: tuple[int, int] = DEFAULT_CACHE_MB) -> Any:
     """Open the store. With `read_consistency_s`, long-lived table handles see
-    other writers' commits within that many seconds (0 = every read checks)."""
+    other writers' commits within that many seconds (0 = every read checks).
+    `cache_mb` sizes LanceDB's (index, metadata) caches, shared by every
+    connection of the process that asks for the same sizes."""
     import lancedb
 
     interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
     return lancedb.connect(uri, storage_options=storage_options or None,
-                           read_consistency_interval=interval)
+                           read_consistency_interval=interval, session=cache_session(*cache_mb))
 
 
 def open_store(settings: Settings, *, replica: bool = False) -> Any:
@@ -32,10 +70,13 @@ def open_store(settings: Settings, *, replica: bool = False) -> Any:
 
     `replica` connections (the query side) see commits made by other
     processes within `DOCENT_READ_CONSISTENCY_S`; the writer's own handles
-    always see its own commits, so it needs no interval.
+    always see its own commits, so it needs no interval. The process's large
+    buffers are mapped on their own from here on (`allocator`, `DOCENT_MMAP_THRESHOLD_KB`).
     """
+    fix_mmap_threshold(settings.malloc_mmap_threshold_kb)
     return connect(settings.resolved_lancedb_uri, settings.storage_options,
-                   settings.read_consistency_s if replica else None)
+                   settings.read_consistency_s if replica else None,
+                   (settings.lancedb_index_cache_mb, settings.lancedb_metadata_cache_mb))
 
 
 def compact(table: Any, keep_versions_s: float) -> None:

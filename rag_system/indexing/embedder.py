@@ -14,6 +14,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,7 +108,8 @@ class Embedder:
         # Fast tokenizers mutate their truncation/padding state per call, so
         # concurrent calls from the chunking and embedding threads must not overlap.
         self._tokenizer_lock = threading.Lock()
-        self._model_lock = threading.Lock()
+        # Every forward pass runs on this one thread (see `_embed_batch`).
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-embed")
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._recent_lock = threading.Lock()
         self.batch_size = batch_size
@@ -199,6 +201,21 @@ class Embedder:
         return self.embed(texts)
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        """One batch, computed on the embedder's own thread.
+
+        Why one thread: glibc gives each thread that allocates its own malloc
+        arena (up to 8 per core) and keeps what a forward pass freed there for
+        that arena's next use. When the 16 request threads of a loaded RAG API
+        each ran passes (questions, and the evidence sentences a chat turn
+        embeds), every arena kept its own set of activation buffers: the
+        process grew to 3.9 GB under the 16-client benchmark at a million
+        chunks, against 2.0 GB for /retrieve alone (Documentation/evaluation.md,
+        "A million chunks", third round). Passes were already one at a time
+        (one model), so running them on one thread costs only the hand-over.
+        """
+        return self._worker.submit(self._forward, texts).result()
+
+    def _forward(self, texts: list[str]) -> np.ndarray:
         torch = self._torch
         with self._tokenizer_lock:
             enc: Any = self._tokenizer(texts, padding=True, truncation=True,
@@ -210,7 +227,7 @@ class Embedder:
         autocast = torch.autocast(kind, dtype=torch.bfloat16, enabled=use_bf16)
         if kind != "cpu":
             enc = {k: v.to(self.device) for k, v in enc.items()}
-        with self._model_lock, torch.inference_mode(), autocast:
+        with torch.inference_mode(), autocast:
             hidden = self._model(**enc).last_hidden_state.float()
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

@@ -65,3 +65,27 @@ def test_a_remembered_question_gets_the_vector_a_fresh_call_computes(embedder: E
     fresh = np.stack([embedder.embed([other])[0], embedder.embed([question])[0]])
     assert np.allclose(pair, fresh, atol=1e-6) and np.allclose(again[0], fresh[1], atol=1e-6)
     assert embedder.embed([question, question]).shape == (2, 384)
+
+
+def test_passes_from_many_threads_run_on_one_and_return_each_callers_vectors(embedder: Embedder) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    batches = [[f"question {i} about topic {j}" for j in range(6)] for i in range(8)]
+    alone = [embedder.embed(b) for b in batches]
+    seen: set[str] = set()
+    forward = embedder._forward
+
+    def spy(texts: list[str]) -> np.ndarray:
+        seen.add(threading.current_thread().name)
+        return forward(texts)
+
+    embedder._forward = spy  # type: ignore[method-assign]
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            together = list(pool.map(embedder.embed, batches))
+    finally:
+        del embedder._forward
+    assert len(seen) == 1 and next(iter(seen)).startswith("docent-embed")
+    for a, b in zip(alone, together):
+        assert np.allclose(a, b, atol=1e-5)
