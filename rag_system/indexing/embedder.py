@@ -108,8 +108,11 @@ class Embedder:
         # Fast tokenizers mutate their truncation/padding state per call, so
         # concurrent calls from the chunking and embedding threads must not overlap.
         self._tokenizer_lock = threading.Lock()
-        # Every forward pass runs on this one thread (see `_embed_batch`).
+        # Every forward pass runs on this one thread (see `_embed_batch`), with
+        # `_threads` intra-op threads for a batch and one for a question (`_forward`).
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-embed")
+        self._threads = torch.get_num_threads()
+        self._pass_threads = 0
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._recent_lock = threading.Lock()
         self.batch_size = batch_size
@@ -216,7 +219,20 @@ class Embedder:
         return self._worker.submit(self._forward, texts).result()
 
     def _forward(self, texts: list[str]) -> np.ndarray:
+        """A forward pass, on the embedder's thread only: a question's on one intra-op thread.
+
+        Why one: a question is a few dozen tokens, and splitting its small
+        matrix products across both cores makes every product wait for the
+        slower core; with the other core busy (any other work on a 2-core
+        machine) passes took 13-48 ms and sometimes 400 ms, against a steady
+        8-10 ms on one thread (Documentation/evaluation.md, "A million
+        chunks", third round). Batches keep every configured thread.
+        """
         torch = self._torch
+        threads = 1 if len(texts) <= SMALL_BATCH else self._threads
+        if threads != self._pass_threads:
+            torch.set_num_threads(threads)
+            self._pass_threads = threads
         with self._tokenizer_lock:
             enc: Any = self._tokenizer(texts, padding=True, truncation=True,
                                        max_length=self.max_tokens, return_tensors="pt")

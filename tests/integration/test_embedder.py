@@ -89,3 +89,16 @@ def test_passes_from_many_threads_run_on_one_and_return_each_callers_vectors(emb
     assert len(seen) == 1 and next(iter(seen)).startswith("docent-embed")
     for a, b in zip(alone, together):
         assert np.allclose(a, b, atol=1e-5)
+
+
+def test_a_question_is_embedded_on_one_intra_op_thread_and_a_batch_on_all(embedder: Embedder) -> None:
+    import torch
+
+    configured = embedder._threads
+    embedder.embed([f"a passage of text number {i}" for i in range(8)])
+    assert embedder._worker.submit(torch.get_num_threads).result() == configured
+    embedder.forget_recent()
+    embedder.embed_queries(["how many threads embed a question?"])
+    assert embedder._worker.submit(torch.get_num_threads).result() == 1
+    embedder.embed([f"another passage, number {i}" for i in range(8)])
+    assert embedder._worker.submit(torch.get_num_threads).result() == configured
