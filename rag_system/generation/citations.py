@@ -128,8 +128,10 @@ _QUANTITY_QUESTION = re.compile(
     r"|\bhow\b[^?.]{0,80}?\b(?:computed|calculated)\b", re.IGNORECASE)
 _QUANTITY = re.compile(
     r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
-    r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly|"
-    r"January|February|March|April|May|June|July|August|September|October|November|December)\b", re.IGNORECASE)
+    r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly)\b"
+    # Months as names, not "may" the verb (which made "Its peer may open ..." state a quantity)
+    r"|(?-i:\b(?:January|February|March|April|June|July|August|September|October|November|December)\b)"
+    r"|(?-i:\bMay\b)(?=\s+\d)", re.IGNORECASE)
 
 
 

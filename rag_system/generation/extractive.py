@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import docent_native
 
+from rag_system.generation.citations import asks_quantity, states_quantity
 from rag_system.generation.meaning import Meaning
 from rag_system.generation.terms import key_terms, term_set
 from rag_system.retrieval.packer import EvidenceBlock
@@ -34,6 +35,10 @@ POOL = 24
 #: (an idf-weighted share, 0..1): alike, so a paraphrase at cosine 0.6 with no shared word ranks with
 #: a sentence that has 60% of the question's rarer words and nothing of its meaning.
 MEANING_WEIGHT = 1.0
+#: Asked "how many / how is it computed", a sentence with no number or formula counts this much: it
+#: can hold every word of the question ("A Probe Timeout (PTO) triggers ... within the expected period
+#: of time") and not the answer ("PTO = smoothed_rtt + max(4*rttvar, kGranularity) + max_ack_delay").
+NO_QUANTITY = 0.5
 _LIST_MARKER = re.compile(r"^\s*[-*\u2022]\s+")
 
 
@@ -88,10 +93,13 @@ def quote(question: str, blocks: list[EvidenceBlock], max_sentences: int = 3, me
     weights = _idf(terms, [span for _, _, span in spans])
     total = sum(weights.values()) or 1.0
     close = meaning.similarities(asked or question, [span for _, _, span in spans]) if meaning else [0.0] * len(spans)
+    wants_quantity = asks_quantity(asked or question)
     scored = []
     for (block_index, start, span), cosine in zip(spans, close):
         present = term_set([span])
         weight = sum(w for t, w in weights.items() if t in present) / total + MEANING_WEIGHT * max(cosine, 0.0)
+        if wants_quantity and not states_quantity(span):
+            weight *= NO_QUANTITY
         scored.append((weight / (1.0 + RANK_DECAY * block_index), block_index, start, span, cosine))
     top = _diverse(scored, max_sentences)
     chosen = _with_following(sorted([s[:4] for s in top], key=lambda s: (s[1], s[2])), bodies)

@@ -24,12 +24,14 @@ import docent_native
 from rag_system.generation.asks import ask_together
 from rag_system.generation.citations import (
     Validation,
+    asks_quantity,
     attribute,
     check,
     citation_records,
     corroborate,
     located_text,
     recite,
+    states_quantity,
     validate,
 )
 from rag_system.generation.extractive import quote
@@ -292,8 +294,12 @@ class Synthesizer:
 
         The draft failed its checks, but it usually names the right passage and its
         words ("PTO = smoothed_rtt + ..."): the sentences quoted are still verbatim,
-        and must still hold what the question asks.
+        and must still hold what the question asks. Not a draft that gives no number or formula to a
+        question asking for one: its words lead to the passage it was vague about (rfc_q16, "computed
+        based on the packet number spaces" to the PTO overview, not "PTO = smoothed_rtt + ...").
         """
+        if asks_quantity(question) and not states_quantity(draft):
+            draft = ""
         text, why = _extract(question, blocks, options, draft)
         if text is None:
             return self._refusal_answer(f"{reason}; {why}", emit)

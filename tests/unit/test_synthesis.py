@@ -193,6 +193,30 @@ BREW = block(2, "Grind size for a double shot is set to fine, step 4 on the burr
                "18 grams of coffee.", name="atlas7_manual.pdf")
 
 
+PTO_FORMULA = block(1, "The sender arms the timer for the probe timeout period as follows: "
+                       "PTO = smoothed_rtt + max(4*rttvar, kGranularity) + max_ack_delay", name="rfc9002.txt")
+PTO_TAIL = block(2, "Probes let a connection recover from the loss of tail packets and of acknowledgments.",
+                 name="rfc9002.txt")
+
+
+def test_a_draft_without_the_asked_formula_does_not_choose_the_quote():
+    question = "How is the probe timeout period computed?"
+    vague = "It is computed from the loss of tail packets and of acknowledgments [2]."  # valid, and no formula
+    answer, _ = run(Scripted(vague, vague), question=question, blocks=[PTO_FORMULA, PTO_TAIL],
+                    extractive_sentences=1)
+    assert answer.first_validation["no_quantity"] is True
+    assert answer.answer_source == "extractive" and "max(4*rttvar" in answer.answer
+
+
+def test_asked_how_many_a_quote_prefers_a_sentence_with_a_number():
+    from rag_system.generation.extractive import quote
+    blocks = [block(1, "Each endpoint limits the streams its peer may open at any time."),
+              block(2, "Initially an endpoint's peer may open at most 100 streams.")]
+    found = quote("How many streams may an endpoint's peer open?", blocks, max_sentences=1)
+    assert found is not None and "100" in found.text
+    assert "100" not in quote("Which streams may an endpoint's peer open?", blocks, max_sentences=1).text
+
+
 def test_a_valid_answer_whose_cited_blocks_do_not_say_what_is_asked_is_quoted_instead():
     # the default model, asked for a grind size, stated the warranty terms, each fact cited and true
     question = "What grind size should I use for a double espresso shot on the Atlas-7?"
@@ -433,6 +457,8 @@ def test_which_questions_ask_for_a_number_or_formula(question: str, asks: bool):
     ("PTO = smoothed_rtt + max(4*rttvar, kGranularity) + max_ack_delay [2].", True),
     ("The period is smoothed_rtt plus max(rttvar, granularity) [2].", True),
     ("It is twice the smoothed RTT [2].", True),
+    ("Each endpoint's peer may open streams [1].", False),  # "may" the verb, not the month
+    ("The agreement was signed on May 3, 2024 [1].", True),
 ])
 def test_a_formula_states_a_quantity(answer: str, states: bool):
     from rag_system.generation.citations import states_quantity
