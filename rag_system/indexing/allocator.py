@@ -2,15 +2,16 @@
 
 Why: LanceDB's reads (Rust, the system allocator), PyTorch's activations and
 NumPy arrays all take their buffers of a megabyte and more from glibc. glibc
-maps such a buffer on its own only below a threshold that it raises, up to 32
+maps such a buffer on its own only above a threshold that it raises, up to 32
 MiB, each time one is freed; after the first few, every buffer of a few MiB
 comes from one of up to 16 arenas (8 per core) and what it frees stays there.
 A RAG API answering 16 clients at a million chunks, with LanceDB's I/O
 threads coming and going, grew to 3.0 GB that way and kept growing; with the
-threshold fixed at 1 MiB, buffers above it are unmapped when freed and the same
-load peaked near 2.1 GB (Documentation/evaluation.md, "A million chunks",
-third round). Fixing it also stops the raising. Elsewhere than glibc this does
-nothing.
+threshold fixed at 1 MiB, buffers above it are unmapped when freed, and the
+same benchmark peaked at 2.5 GB (Documentation/evaluation.md, "A million
+chunks", third round). Fixing it also stops the raising. The RAG API does it
+when it opens its query connection (`connection.open_store`); elsewhere than
+glibc this does nothing.
 """
 
 from __future__ import annotations

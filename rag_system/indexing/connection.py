@@ -70,10 +70,15 @@ def open_store(settings: Settings, *, replica: bool = False) -> Any:
 
     `replica` connections (the query side) see commits made by other
     processes within `DOCENT_READ_CONSISTENCY_S`; the writer's own handles
-    always see its own commits, so it needs no interval. The process's large
-    buffers are mapped on their own from here on (`allocator`, `DOCENT_MMAP_THRESHOLD_KB`).
+    always see its own commits, so it needs no interval. A process that
+    opens a replica connection serves questions (the RAG API), and from then
+    on its large buffers are mapped on their own (`allocator`,
+    `DOCENT_MMAP_THRESHOLD_KB`). A build alone (the CLI, the benchmarks)
+    keeps glibc's own rule: its memory is not under the RAG API's budget, and
+    mapping each large activation buffer anew is extra work for it.
     """
-    fix_mmap_threshold(settings.malloc_mmap_threshold_kb)
+    if replica:
+        fix_mmap_threshold(settings.malloc_mmap_threshold_kb)
     return connect(settings.resolved_lancedb_uri, settings.storage_options,
                    settings.read_consistency_s if replica else None,
                    (settings.lancedb_index_cache_mb, settings.lancedb_metadata_cache_mb))

@@ -63,3 +63,22 @@ def test_a_fixed_threshold_keeps_large_buffers_mapped(mode: str, mapped: str) ->
     out = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.strip() == mapped
+
+
+def test_only_a_process_that_serves_questions_fixes_the_threshold(tmp_path: Path) -> None:
+    probe = textwrap.dedent(f"""
+        import sys
+        from rag_system.config import load_settings
+        from rag_system.indexing import allocator
+        from rag_system.indexing.connection import open_store
+
+        settings = load_settings(environ={{"DOCENT_DATA_DIR": {str(tmp_path)!r}}}, dotenv_path=None)
+        open_store(settings)
+        print(allocator._applied)
+        open_store(settings, replica=True)
+        print(allocator._applied)
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    expected = ["None", "1024"] if _libc() is not None else ["None", "None"]
+    assert out.stdout.split() == expected
