@@ -154,7 +154,7 @@ class Settings:
     keep_versions_s: float = field(default=3600.0, metadata=_env("DOCENT_KEEP_VERSIONS_S"))
     # Memory (Documentation/configuration.md): LanceDB's caches, one pair per process
     # (rag_system/indexing/connection.py), and glibc's mmap threshold (rag_system/indexing/allocator.py).
-    lancedb_index_cache_mb: int = field(default=640, metadata=_env("LANCEDB_INDEX_CACHE_MB"))
+    lancedb_index_cache_mb: int = field(default=512, metadata=_env("LANCEDB_INDEX_CACHE_MB"))
     lancedb_metadata_cache_mb: int = field(default=128, metadata=_env("LANCEDB_METADATA_CACHE_MB"))
     malloc_mmap_threshold_kb: int = field(default=1024, metadata=_env("DOCENT_MMAP_THRESHOLD_KB"))
     aws_endpoint: str = field(default="", metadata=_env("AWS_ENDPOINT_URL"))

@@ -19,7 +19,7 @@ TABLE_PREFIX = "idx_"
 
 
 #: LanceDB's (index, metadata) caches in MiB when the caller names none: `Settings`' defaults.
-DEFAULT_CACHE_MB = (640, 128)
+DEFAULT_CACHE_MB = (512, 128)
 
 _sessions: dict[tuple[int, int], Any] = {}
 _sessions_lock = threading.Lock()
@@ -34,9 +34,11 @@ def cache_session(index_cache_mb: int, metadata_cache_mb: int) -> Any:
     bounded pair, shared, holds what the queries reuse (the vector index's
     partitions, posting lists, scalar index pages). Its size trades memory
     for speed: at a million chunks the gold questions filled 0.78 GB of an
-    unbounded one, 16 threads of searches ran about half as fast with 320 MB
-    and the RAG API stayed within its 2.5 GB under 16 clients with the
-    default 768 MB (Documentation/evaluation.md, "A million chunks", third
+    unbounded one, 16 threads of searches ran about half as fast with 320 MB,
+    and under 16 clients for 180 s the RAG API peaked at 2.63 GB with 640 +
+    128 MB and at 2.50 GB with the default 512 + 128 MB, against a 2.5 GB
+    budget; 64 MB of metadata cost the 1M first stage 5-6 ms more in reading
+    the winners' rows (Documentation/evaluation.md, "A million chunks", third
     round).
     """
     import lancedb
