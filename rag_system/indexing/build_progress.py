@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,8 @@ from rag_system.indexing.events import BuildEvent, EventSink
 ETA_MIN_FRACTION = 0.03
 ETA_MIN_SECONDS = 3.0
 _FINISHED = ("file_written", "file_failed")
+#: While a group embeds, each file's `file_embedding` count is reported at most this often.
+EMBED_PROGRESS_EVERY_S = 0.5
 
 
 @dataclass
@@ -109,3 +112,41 @@ class BuildProgress:
                 "chunks_done": int(embedded), "chunks_total": round(total),
                 "files_done": sum(f.finished for f in self.files.values()), "files_total": self.files_total,
                 "files_failed": self.files_failed}
+
+
+class EmbeddingReport:
+    """Turns the embedder's finished batches into `file_embedding` events: chunks embedded per file.
+
+    A group holds several files and its batches run shortest text first, so
+    every file advances at once; counts are in chunks (a chunk is embedded
+    when its windows are), reported at most every EMBED_PROGRESS_EVERY_S.
+    `ready` is the builder's prepared files (each with `chunks` and `source.path`).
+    """
+
+    def __init__(self, ready: Sequence[Any], windowed: bool, on_event: EventSink) -> None:
+        self.on_event = on_event
+        self.owner: list[int] = []  # text position -> file of the group
+        self.texts: list[int] = []  # texts per file
+        for f, prepared in enumerate(ready):
+            count = sum(len(c.windows or (c.text,)) for c in prepared.chunks) if windowed else len(prepared.chunks)
+            self.owner.extend([f] * count)
+            self.texts.append(count)
+        self.ready = ready
+        self.done = [0] * len(ready)
+        self.reported = [0] * len(ready)
+        self.last = 0.0
+
+    def __call__(self, positions: list[int]) -> None:
+        for i in positions:
+            self.done[self.owner[i]] += 1
+        now = time.monotonic()
+        if now - self.last < EMBED_PROGRESS_EVERY_S and sum(self.done) < len(self.owner):
+            return
+        self.last = now
+        for f, prepared in enumerate(self.ready):
+            chunks = len(prepared.chunks)
+            embedded = chunks * self.done[f] // max(self.texts[f], 1)
+            if embedded != self.reported[f]:
+                self.reported[f] = embedded
+                self.on_event(BuildEvent("file_embedding", str(prepared.source.path),
+                                         {"chunks_done": embedded, "chunks": chunks}))

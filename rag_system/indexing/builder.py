@@ -27,7 +27,7 @@ import numpy as np
 from rag_system.chunking.chunker import Chunk, ChunkerOptions
 from rag_system.chunking.parts import chunk_file
 from rag_system.config import Settings
-from rag_system.indexing.build_progress import BuildProgress
+from rag_system.indexing.build_progress import BuildProgress, EmbeddingReport
 from rag_system.indexing.e5 import E5Embedder
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.embedders import choose_embedder
@@ -45,8 +45,6 @@ log = logging.getLogger(__name__)
 
 #: Files are embedded together until their chunks reach this many.
 EMBED_GROUP_CHUNKS = 256
-#: While a group embeds, each file's `file_embedding` count is reported at most this often.
-EMBED_PROGRESS_EVERY_S = 0.5
 #: Builds embed at most this many texts per call so progress moves under load; measured on 2 shared cores
 #: (load 3.7, passive OpenMP waits), MiniLM embeds 90-105 windows/s at batches of 8, 16 or 32 alike.
 PROGRESS_BATCH = 16
@@ -309,7 +307,7 @@ class _Writer:
         chunks = [c for p in ready for c in p.chunks]
         windowed = bool(self.options.window_tokens)
         texts = [t for c in chunks for t in (c.windows or (c.text,))] if windowed else [c.text for c in chunks]
-        flat = self.embedder.embed(texts, _EmbeddingReport(ready, windowed, self.on_event), PROGRESS_BATCH)
+        flat = self.embedder.embed(texts, EmbeddingReport(ready, windowed, self.on_event), PROGRESS_BATCH)
         vectors, windows = _chunk_vectors(chunks, flat) if windowed else (flat, None)
         self.timings["embed"] += time.perf_counter() - t0
         offset = 0
@@ -362,42 +360,3 @@ class _Writer:
             "chunks": len(prepared.chunks), "pages": document.page_count,
             "status": "updated" if previous else "added",
         }))
-
-
-
-
-class _EmbeddingReport:
-    """Turns the embedder's finished batches into `file_embedding` events: chunks embedded per file.
-
-    A group holds several files and its batches run shortest text first, so
-    every file advances at once; counts are in chunks (a chunk is embedded
-    when its windows are), reported at most every EMBED_PROGRESS_EVERY_S.
-    """
-
-    def __init__(self, ready: list[_Prepared], windowed: bool, on_event: EventSink) -> None:
-        self.on_event = on_event
-        self.owner: list[int] = []  # text position -> file of the group
-        self.texts: list[int] = []  # texts per file
-        for f, prepared in enumerate(ready):
-            count = sum(len(c.windows or (c.text,)) for c in prepared.chunks) if windowed else len(prepared.chunks)
-            self.owner.extend([f] * count)
-            self.texts.append(count)
-        self.ready = ready
-        self.done = [0] * len(ready)
-        self.reported = [0] * len(ready)
-        self.last = 0.0
-
-    def __call__(self, positions: list[int]) -> None:
-        for i in positions:
-            self.done[self.owner[i]] += 1
-        now = time.monotonic()
-        if now - self.last < EMBED_PROGRESS_EVERY_S and sum(self.done) < len(self.owner):
-            return
-        self.last = now
-        for f, prepared in enumerate(self.ready):
-            chunks = len(prepared.chunks)
-            embedded = chunks * self.done[f] // max(self.texts[f], 1)
-            if embedded != self.reported[f]:
-                self.reported[f] = embedded
-                self.on_event(BuildEvent("file_embedding", str(prepared.source.path),
-                                         {"chunks_done": embedded, "chunks": chunks}))

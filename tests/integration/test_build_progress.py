@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_system.indexing import builder
+from rag_system.indexing import build_progress
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.builder import build_index
 from rag_system.indexing.events import BuildEvent
@@ -18,7 +18,7 @@ from tests.integration.test_index_build import write_corpus
 
 def test_embedding_reports_chunks_per_file_and_the_fraction_only_grows(
         tmp_path: Path, settings, embedder, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(builder, "EMBED_PROGRESS_EVERY_S", 0.0)  # every batch, so a small corpus shows steps
+    monkeypatch.setattr(build_progress, "EMBED_PROGRESS_EVERY_S", 0.0)  # every batch, so a small corpus shows steps
     write_corpus(tmp_path / "docs", 3, sentences=60)
     (tmp_path / "docs" / "empty.txt").write_text("  \n")
     events: list[BuildEvent] = []
