@@ -27,7 +27,7 @@ from rag_system.indexing import scalar
 # sql_string, sql_in and documents_where are also read from here by the rest of the product
 from rag_system.indexing.sql import documents_where, sql_in, sql_string  # noqa: F401
 from rag_system.indexing.embedder import EmbedderIdentity
-from rag_system.indexing.window_vectors import VECTORS_SUFFIX, WindowVectorTable
+from rag_system.indexing.window_vectors import VECTORS_SUFFIX, WindowVectorTable, multivector_column
 from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,
                                          replace_rows)
 
@@ -243,7 +243,7 @@ class ChunkTable:
         if window_vectors is not None:
             if len(window_vectors) != len(chunks):
                 raise ValueError("one array of window vectors per chunk is required")
-            extra[WINDOWS_COLUMN] = _multivector(window_vectors, dim)
+            extra[WINDOWS_COLUMN] = multivector_column(window_vectors, dim)
         data = pa.table(
             {
                 "chunk_id": [c.chunk_id for c in chunks],
@@ -390,13 +390,3 @@ class ChunkTable:
 def _vector_index(table: Any, column: str) -> Any | None:
     return next((i for i in table.list_indices()
                  if i.index_type != "FTS" and list(i.columns) == [column]), None)
-
-
-def _multivector(per_chunk: Sequence[np.ndarray], dim: int) -> pa.Array:
-    """A list<fixed_size_list<float32, dim>> array: one list of vectors per chunk."""
-    counts = [int(v.shape[0]) for v in per_chunk]
-    if min(counts, default=1) < 1:
-        raise ValueError("every chunk needs at least one window vector")
-    flat = pa.array(np.ascontiguousarray(np.concatenate(per_chunk), dtype=np.float32).reshape(-1))
-    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
-    return pa.ListArray.from_arrays(offsets, pa.FixedSizeListArray.from_arrays(flat, dim))

@@ -209,3 +209,14 @@ def window_vector_rows(chunks: pa.Table, schema: pa.Schema) -> pa.Table:
     columns["window_index"] = pa.array(offset.astype(np.int32))
     columns["vector"] = lists.flatten()
     return pa.table({name: columns[name] for name in schema.names}, schema=schema)
+
+
+def multivector_column(per_chunk: Sequence[np.ndarray], dim: int) -> pa.Array:
+    """A list<fixed_size_list<float32, dim>> array: one list of vectors per chunk (the chunk table's
+    multivector column; the same vectors as this table's rows, grouped by chunk)."""
+    counts = [int(v.shape[0]) for v in per_chunk]
+    if min(counts, default=1) < 1:
+        raise ValueError("every chunk needs at least one window vector")
+    flat = pa.array(np.ascontiguousarray(np.concatenate(per_chunk), dtype=np.float32).reshape(-1))
+    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.FixedSizeListArray.from_arrays(flat, dim))
