@@ -46,6 +46,9 @@ class Settings:
     embedding_max_tokens: int = field(default=512, metadata=_env("EMBEDDING_MAX_TOKENS"))
     embedding_precision: str = field(default="auto", metadata=_env("EMBEDDING_PRECISION"))
     embedding_device: str = field(default="auto", metadata=_env("EMBEDDING_DEVICE"))
+    # Questions on ONNX Runtime (rag_system/indexing/onnx_query.py) or PyTorch; the export's cache folder.
+    embedding_query_runtime: str = field(default="onnx", metadata=_env("EMBEDDING_QUERY_RUNTIME"))
+    embedding_onnx_dir: str = field(default="", metadata=_env("EMBEDDING_ONNX_DIR"))
     torch_threads: int = field(default=0, metadata=_env("DOCENT_TORCH_THREADS"))
     # Chunking (tokens measured by the embedder's tokenizer).
     chunk_tokens: int = field(default=512, metadata=_env("CHUNK_SIZE"))
@@ -281,6 +284,8 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError("SYNC_SETTLE_S, SYNC_DEBOUNCE_S and SYNC_RESCAN_S must be >= 0")
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", settings.embedding_device):
         raise ConfigError(f"EMBEDDING_DEVICE must be auto, cpu, cuda or cuda:N, got {settings.embedding_device!r}")
+    if settings.embedding_query_runtime not in ("onnx", "torch"):
+        raise ConfigError(f"EMBEDDING_QUERY_RUNTIME must be onnx or torch, got {settings.embedding_query_runtime!r}")
     if settings.fts_language not in _FTS_LANGUAGES:
         raise ConfigError(f"FTS_LANGUAGE must be one of {', '.join(_FTS_LANGUAGES)}, got {settings.fts_language!r}")
     if settings.embedder not in _EMBEDDERS:

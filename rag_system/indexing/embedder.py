@@ -80,7 +80,8 @@ class Embedder:
     name = "minilm"  # its name in the registry (rag_system/indexing/embedders.py)
 
     def __init__(self, model_setting: str = "", batch_size: int = 32,
-                 max_tokens: int = 512, threads: int = 0, precision: str = "auto", device: str = "auto") -> None:
+                 max_tokens: int = 512, threads: int = 0, precision: str = "auto", device: str = "auto",
+                 query_runtime: str = "onnx", onnx_cache_dir: str = "") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         # OpenMP threads that spin while they wait collapse when other processes share the cores: measured
@@ -113,6 +114,11 @@ class Embedder:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-embed")
         self._threads = torch.get_num_threads()
         self._pass_threads = 0
+        # Questions on ONNX Runtime (`_query_encoder`): None until the first question, False when unusable.
+        self._query_runtime = query_runtime
+        self._onnx_cache_dir = Path(onnx_cache_dir).expanduser() if onnx_cache_dir else None
+        self._model_dir = path
+        self._onnx: Any = None
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._recent_lock = threading.Lock()
         self.batch_size = batch_size
@@ -127,7 +133,8 @@ class Embedder:
     def from_settings(cls, settings: Settings) -> Embedder:
         return cls(settings.embedding_model, settings.embedding_batch_size,
                    settings.embedding_max_tokens, settings.torch_threads,
-                   settings.embedding_precision, settings.embedding_device)
+                   settings.embedding_precision, settings.embedding_device,
+                   settings.embedding_query_runtime, settings.embedding_onnx_dir)
 
     @property
     def max_content_tokens(self) -> int:
@@ -219,14 +226,67 @@ class Embedder:
         return self._worker.submit(self._forward, texts).result()
 
     def _forward(self, texts: list[str]) -> np.ndarray:
-        """A forward pass, on the embedder's thread only: a question's on one intra-op thread.
+        """A forward pass, on the embedder's thread only: a question's on ONNX Runtime when it is usable.
 
-        Why one: a question is a few dozen tokens, and splitting its small
-        matrix products across both cores makes every product wait for the
-        slower core; with the other core busy (any other work on a 2-core
-        machine) passes took 13-48 ms and sometimes 400 ms, against a steady
-        8-10 ms on one thread (Documentation/evaluation.md, "A million
-        chunks", third round). Batches keep every configured thread.
+        Why: a question's PyTorch pass was ~11 ms of a 30 ms first stage at
+        100,000 chunks, ONNX Runtime's ~6 with the same vectors
+        (rag_system/indexing/onnx_query.py). Batches stay on PyTorch (bf16 where
+        the CPU has it, every configured thread).
+        """
+        if len(texts) <= SMALL_BATCH and (encoder := self._query_encoder()):
+            with self._tokenizer_lock:
+                enc_np: Any = self._tokenizer(texts, padding=True, truncation=True,
+                                              max_length=self.max_tokens, return_tensors="np")
+            return encoder.embed(enc_np)
+        return self._torch_forward(texts)
+
+    def _query_encoder(self) -> Any:
+        """The ONNX Runtime encoder for query-sized passes (rag_system/indexing/onnx_query.py), or None.
+
+        Loaded (and exported, once per model and library versions) at the first
+        question, on the embedder's thread, and used only if its vectors match
+        this model's PyTorch forward on `onnx_query.PROBES`: indexes were built
+        with those. Anything that fails leaves the questions on PyTorch.
+        """
+        if self._onnx is None:
+            self._onnx = False
+            if self._query_runtime == "onnx" and self.device == "cpu":
+                self._onnx = self._load_query_encoder() or False
+        return self._onnx or None
+
+    def _load_query_encoder(self) -> Any:
+        from rag_system.indexing.onnx_query import OnnxQueryEncoder
+
+        try:
+            return self._checked(OnnxQueryEncoder.load(self._model, self._tokenizer, self._model_dir,
+                                                       self._onnx_cache_dir))
+        except Exception as exc:  # an optional speed-up: any failure (export, runtime) keeps PyTorch
+            log.warning("questions stay on PyTorch: the ONNX Runtime encoder failed: %s", exc)
+            return None
+
+    def _checked(self, encoder: Any) -> Any:
+        """`encoder` if its vectors of `onnx_query.PROBES` match the PyTorch forward's, else None."""
+        from rag_system.indexing.onnx_query import PROBES, QUERY_MIN_COSINE
+
+        with self._tokenizer_lock:
+            enc = self._tokenizer(list(PROBES), padding=True, truncation=True,
+                                  max_length=self.max_tokens, return_tensors="np")
+        agreement = float((encoder.embed(enc) * self._torch_forward(list(PROBES))).sum(axis=1).min())
+        if agreement < QUERY_MIN_COSINE:
+            log.warning("questions stay on PyTorch: ONNX Runtime's vectors differ (cosine %.6f)", agreement)
+            return None
+        log.info("questions embedded with ONNX Runtime (cosine to PyTorch %.7f)", agreement)
+        return encoder
+
+    def _torch_forward(self, texts: list[str]) -> np.ndarray:
+        """The PyTorch pass: every batch, and questions when ONNX Runtime is off or unusable.
+
+        A question's runs on one intra-op thread: it is a few dozen tokens, and
+        splitting its small matrix products across both cores makes every
+        product wait for the slower core; with the other core busy (any other
+        work on a 2-core machine) passes took 13-48 ms and sometimes 400 ms,
+        against a steady 8-10 ms on one thread (Documentation/evaluation.md, "A
+        million chunks", third round). Batches keep every configured thread.
         """
         torch = self._torch
         threads = 1 if len(texts) <= SMALL_BATCH else self._threads
@@ -277,7 +337,7 @@ def resolve_precision(setting: str, torch: Any) -> str:
     return "bf16" if native else "fp32"
 
 
-_shared: dict[tuple[str, str, int, int, int, str, str], Any] = {}
+_shared: dict[tuple[Any, ...], Any] = {}
 _shared_lock = threading.Lock()
 
 
@@ -286,7 +346,7 @@ def shared_embedder(settings: Settings) -> Any:
     kind = "e5-small" if settings.embedder == "e5-small" else "minilm"  # `auto` loads minilm up front
     key = (kind, settings.embedding_model, settings.embedding_batch_size,
            settings.embedding_max_tokens, settings.torch_threads, settings.embedding_precision,
-           settings.embedding_device)
+           settings.embedding_device, settings.embedding_query_runtime, settings.embedding_onnx_dir)
     with _shared_lock:
         if key not in _shared:
             if kind == "e5-small":

@@ -51,6 +51,7 @@ def test_lancedb_uri_and_index_roots_from_env() -> None:
     ({"FTS_STEM": "maybe"}, "fts_stem"),
     ({"CHUNK_WINDOW_AT_TOPICS": "1.5"}, "CHUNK_WINDOW_AT_TOPICS must be in"),
     ({"DOCENT_PROFILE": "turbo"}, "unknown profile"),
+    ({"EMBEDDING_QUERY_RUNTIME": "tensorrt"}, "EMBEDDING_QUERY_RUNTIME must be onnx or torch"),
 ])
 def test_bad_values_are_named(env: dict[str, str], fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
