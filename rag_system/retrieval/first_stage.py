@@ -1,5 +1,9 @@
 """First stage: LanceDB full-text and vector search in parallel, fused natively.
 
+The legs run as coroutines on LanceDB's event loop, all of a question's in
+one hand-over (rag_system/retrieval/legs.py says why), and the winners' rows
+are read after fusion, in one more.
+
 Both legs get the same prefilter, so a filter can never let a chunk in
 through one leg only. Fusion (reciprocal rank, de-duplicated by chunk id,
 deterministic ties) and the evidence contrast score run in `docent_native`.
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import docent_native
@@ -24,6 +27,7 @@ from common.options import FUSIONS
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.store import ChunkTable
 from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
+from rag_system.retrieval import legs
 from rag_system.retrieval.filters import compile_filters
 from rag_system.retrieval.fts_query import sanitize_fts_query
 from rag_system.retrieval.query_focus import focus_question
@@ -34,9 +38,6 @@ log = logging.getLogger(__name__)
 COLUMNS = ["chunk_id", "document_id", "document_name", "chunk_index", "page_start", "page_end",
            "heading_path", "block_type", "text", "metadata"]
 
-
-#: A leg's hit: `chunk_id` and `_score` (full text) or `_distance` (vector); rows are read after fusion.
-Hit = dict[str, Any]
 
 #: Names of the full-text rankings in `RetrievalResult.legs`, in fusion order.
 FTS_LEGS = ("fts", "fts_exact")
@@ -55,11 +56,10 @@ class FullTextUnavailableError(RuntimeError):
 
 
 class FirstStage:
-    """Stateless apart from the shared embedder and a small thread pool."""
+    """Stateless apart from the shared embedder."""
 
-    def __init__(self, embedder: Embedder, pool: ThreadPoolExecutor | None = None) -> None:
+    def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self.pool = pool or ThreadPoolExecutor(max_workers=4, thread_name_prefix="docent-search")
 
     def search(self, table: ChunkTable, query: str, options: RetrievalOptions,
                embedder: Any | None = None) -> RetrievalResult:
@@ -80,19 +80,26 @@ class FirstStage:
             focus = focus_question(query) if options.query_focus else None
             vectors = list(embedder.embed_queries([query] + ([focus] if focus else [])))
             timings["embed_ms"] = (time.perf_counter() - t0) * 1000
-        fts_futures = []
-        if mode in ("hybrid", "fts_only"):
-            fts_futures = [self.pool.submit(self._fts_ranking, table, terms, where, options.per_leg, column, timings)
-                           for terms, column in _fts_rankings(table, query, options.fts_exact)]
-        vec_futures = [self.pool.submit(self._vector_leg, table, vector, where, options.per_leg, timings)
-                       for vector in vectors]
-        fts_lists: list[list[Hit]] = []
-        vec_lists = [future.result() for future in vec_futures]
+        fts_legs = [legs.fts_leg(table, terms, where, options.per_leg, column, timings)
+                    for terms, column in (_fts_rankings(table, query, options.fts_exact)
+                                          if mode in ("hybrid", "fts_only") else [])]
+        vec_legs = [legs.vector_leg(table, vector, where, options.per_leg, timings, ANN_REFINE_FACTOR)
+                    for vector in vectors]
+        # One hand-over to LanceDB's loop for every leg (rag_system/retrieval/legs.py).
+        results = legs.run([*fts_legs, *vec_legs])
+        fts_results, vec_lists = results[:len(fts_legs)], results[len(fts_legs):]
+        for failed in vec_lists:
+            if isinstance(failed, BaseException):
+                raise failed
+        fts_lists: list[legs.Ranking] = []
         try:
-            fts_lists = [future.result() for future in fts_futures]
+            for failed in fts_results:
+                if isinstance(failed, BaseException):
+                    raise failed
+            fts_lists = list(fts_results)
             timings["fts_ms"] = max((timings.pop(f"fts_{c}_ms", 0.0) for c in (TEXT_COLUMN, EXACT_COLUMN)),
                                     default=0.0)
-            if fts_futures and not any(fts_lists) and not table.has_fts_index():
+            if fts_legs and not any(r.ids for r in fts_lists) and not table.has_fts_index():
                 # LanceDB answers an un-indexed full-text query with nothing, which
                 # would silently turn hybrid into vector search.
                 raise FullTextUnavailableError(f"index {table.index!r} has no full-text index; rebuild it")
@@ -112,46 +119,11 @@ class FirstStage:
             query=query, mode=mode, candidates=candidates, evidence_score=evidence,
             timings_ms=timings, warnings=warnings,
             legs={"fts": [], "vector": [],
-                  **{name: [r["chunk_id"] for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
-                  **{name: [r["chunk_id"] for r in rows] for name, rows in zip(VECTOR_LEGS, vec_lists)}},
-            leg_scores={**{name: [_bm25(r) for r in rows] for name, rows in zip(FTS_LEGS, fts_lists)},
-                        **{name: [_similarity(r) for r in rows] for name, rows in zip(VECTOR_LEGS, vec_lists)}},
+                  **{name: ranking.ids for name, ranking in zip(FTS_LEGS, fts_lists)},
+                  **{name: ranking.ids for name, ranking in zip(VECTOR_LEGS, vec_lists)}},
+            leg_scores={**{name: ranking.scores for name, ranking in zip(FTS_LEGS, fts_lists)},
+                        **{name: ranking.scores for name, ranking in zip(VECTOR_LEGS, vec_lists)}},
         )
-
-    def _fts_ranking(self, table: ChunkTable, terms: str, where: str | None, limit: int, column: str,
-                     timings: dict[str, float]) -> list[Hit]:
-        """One full-text ranking; each runs in its own pool thread, so the two analyzers overlap."""
-        from lancedb.query import MatchQuery
-
-        t0 = time.perf_counter()
-        if table.windows is not None:
-            hits = _window_fts(table, terms, where, limit, column)
-        else:
-            builder = table.table.search(MatchQuery(terms, "text"), query_type="fts")
-            if where:
-                builder = builder.where(where, prefilter=True)
-            hits = builder.select(["chunk_id", "_score"]).limit(limit).to_list()
-        timings[f"fts_{column}_ms"] = (time.perf_counter() - t0) * 1000
-        return hits
-
-    def _vector_leg(self, table: ChunkTable, vector: Any, where: str | None, limit: int,
-                    timings: dict[str, float]) -> list[Hit]:
-        t1 = time.perf_counter()
-        if table.vectors is not None:
-            # One row per window (rag_system/indexing/window_vectors.py): a chunk's best window ranks it.
-            rows = [{"chunk_id": chunk_id, "_distance": distance}
-                    for chunk_id, distance in table.vectors.search_chunks(vector, where, limit)]
-            timings["vector_ms"] = (time.perf_counter() - t1) * 1000
-            return rows
-        # An index that predates the window vector rows: LanceDB scores a chunk by its best window
-        # (multivector MaxSim against one query vector), so `_distance` is 1 - best cosine.
-        builder = (table.table.search(vector, vector_column_name=table.vector_column).distance_type("cosine")
-                   .refine_factor(ANN_REFINE_FACTOR))
-        if where:
-            builder = builder.where(where, prefilter=True)
-        rows = builder.select(["chunk_id", "_distance"]).limit(limit).to_list()
-        timings["vector_ms"] = (time.perf_counter() - t1) * 1000
-        return rows
 
 
 def _fts_rankings(table: ChunkTable, query: str, exact: bool) -> list[tuple[str, str]]:
@@ -176,32 +148,7 @@ def content_terms(terms: str) -> str:
     return kept or terms
 
 
-def _window_fts(table: ChunkTable, terms: str, where: str | None, limit: int, column: str) -> list[Hit]:
-    """Chunks ranked by their best window's BM25 score (see `rag_system.indexing.windows`)."""
-    assert table.windows is not None
-    return [{"chunk_id": chunk_id, "_score": score}
-            for chunk_id, score in table.windows.search_chunks(terms, where, limit, column)]
-
-
-def _bm25(hit: Hit) -> float:
-    return float(hit.get("_score") or 0.0)
-
-
-def _similarity(hit: Hit) -> float:
-    """Cosine similarity from LanceDB's cosine distance."""
-    return 1.0 - float(hit.get("_distance") or 0.0)
-
-
-def _first_seen(lists: list[list[Hit]], score: Any) -> dict[str, tuple[int, float]]:
-    """Per chunk, (rank, score) in the first of `lists` that holds it."""
-    first: dict[str, tuple[int, float]] = {}
-    for hits in lists:
-        for rank, hit in enumerate(hits, start=1):
-            first.setdefault(hit["chunk_id"], (rank, score(hit)))
-    return first
-
-
-def _fuse(table: ChunkTable, fts_lists: list[list[Hit]], vec_lists: list[list[Hit]],
+def _fuse(table: ChunkTable, fts_lists: list[legs.Ranking], vec_lists: list[legs.Ranking],
           options: RetrievalOptions) -> list[Candidate]:
     """Fuse the full-text rankings and the vector rankings in `docent_native`, then read the winners' rows.
 
@@ -209,25 +156,24 @@ def _fuse(table: ChunkTable, fts_lists: list[list[Hit]], vec_lists: list[list[Hi
     weight by its rankings (whole query, question sentence), so neither extra
     ranking shifts the balance between the two kinds of evidence. A
     candidate's `fts_rank`/`fts_score` and `vector_rank`/`vector_similarity`
-    come from the first ranking of that kind that found it.
+    come from the first ranking of that kind that holds it.
 
     Why rows last: the legs rank ids only, and one lookup of the k fused ids
     (a BTREE on `chunk_id`) replaces reading every leg's 50 rows of text; at
     a million chunks each unindexed lookup was a scan.
     """
-    fts_first = _first_seen(fts_lists, _bm25)
-    vec_first = _first_seen(vec_lists, _similarity)
     fts_share = options.fts_weight / max(1, len(fts_lists))
     vec_share = options.vector_weight / max(1, len(vec_lists))
-    rankings = [[r["chunk_id"] for r in rows] for rows in (*fts_lists, *vec_lists)]
+    rankings = [ranking.ids for ranking in (*fts_lists, *vec_lists)]
     weights = [fts_share] * len(fts_lists) + [vec_share] * len(vec_lists)
     if options.fusion == "rrf":
         fused = docent_native.rrf_fuse(rankings, options.rrf_k, weights, options.k)
     else:
-        scores = [[_bm25(r) for r in rows] for rows in fts_lists] + [[_similarity(r) for r in rows] for rows in vec_lists]
+        scores = [ranking.scores for ranking in (*fts_lists, *vec_lists)]
         floor = "mean" if options.fusion == "meanmax" else "min"
         fused = docent_native.score_fuse(rankings, scores, weights, options.k, floor=floor)
-    rows = {row["chunk_id"]: row for row in table.rows_by_id([chunk_id for chunk_id, _ in fused], COLUMNS)}
+    rows = {row["chunk_id"]: row for row in legs.rows_by_id(table, [chunk_id for chunk_id, _ in fused], COLUMNS)}
+    fts_first, vec_first = _positions(fts_lists), _positions(vec_lists)
     out = []
     for chunk_id, score in fused:
         if chunk_id not in rows:  # deleted between the legs and the lookup: a newer version of its document
@@ -239,3 +185,11 @@ def _fuse(table: ChunkTable, fts_lists: list[list[Hit]], vec_lists: list[list[Hi
             cand.vector_rank, cand.vector_similarity = vec_first[chunk_id]
         out.append(cand)
     return out
+
+
+def _positions(rankings: list[legs.Ranking]) -> dict[str, tuple[int, float]]:
+    """Per chunk, (rank, score) in the first of `rankings` that holds it (dicts built by C, no Python loop)."""
+    first: dict[str, tuple[int, float]] = {}
+    for ranking in reversed(rankings):  # an earlier ranking overwrites a later one's entry
+        first.update(zip(ranking.ids, zip(range(1, len(ranking.ids) + 1), ranking.scores)))
+    return first

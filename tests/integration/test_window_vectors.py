@@ -10,7 +10,9 @@ import numpy as np
 from rag_system.indexing.builder import build_index
 from rag_system.indexing.store import WINDOWS_COLUMN, ChunkTable, connect, table_name
 from rag_system.indexing.window_vectors import VECTORS_SUFFIX
+from rag_system.retrieval import legs
 from rag_system.retrieval.engine import RetrievalEngine
+from rag_system.retrieval.first_stage import ANN_REFINE_FACTOR
 from tests.integration.test_index_build import write_corpus
 
 QUESTIONS = ("What is the value of fact 1.4 about topic2?", "Which topic has value 105?",
@@ -28,8 +30,8 @@ def multivector_rows(table: ChunkTable) -> dict[tuple[str, int], np.ndarray]:
 
 def vector_leg(engine: RetrievalEngine, table: ChunkTable, question: str) -> list[tuple[str, float]]:
     vector = engine.embedder.embed_queries([question])[0]
-    hits = engine.first_stage._vector_leg(table, vector, None, 10, {})
-    return [(h["chunk_id"], float(h["_distance"])) for h in hits]
+    [ranking] = legs.run([legs.vector_leg(table, vector, None, 10, {}, ANN_REFINE_FACTOR)])
+    return [(chunk_id, 1.0 - similarity) for chunk_id, similarity in zip(ranking.ids, ranking.scores)]
 
 
 def test_window_vectors_follow_their_chunks_and_rank_as_the_multivector_does(
