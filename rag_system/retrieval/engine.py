@@ -58,6 +58,9 @@ class RetrievalEngine:
         self.db = db if db is not None else open_store(settings, replica=True)
         self.first_stage = FirstStage(embedder)
         self._tables: dict[str, ChunkTable] = {}
+        # Each open table's embedder, found once: looking it up reads the table's schema, a round
+        # trip to LanceDB's loop thread on every question otherwise.
+        self._embedders: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._reranker: tuple[Reranker | None, RerankerStatus] | None = None
 
@@ -77,8 +80,9 @@ class RetrievalEngine:
             table = self._tables.get(index)
             if table is None:
                 table = ChunkTable.open(self.db, index)
-                table.check_identity(self.embedder_for(table).identity)
-                self._tables[index] = table
+                embedder = self.embedder_for(table)
+                table.check_identity(embedder.identity)
+                self._tables[index], self._embedders[index] = table, embedder
             return table
 
     def embedder_for(self, table: ChunkTable) -> Any:
@@ -98,6 +102,7 @@ class RetrievalEngine:
         """Drop a cached handle (after the index is deleted or rebuilt elsewhere)."""
         with self._lock:
             self._tables.pop(index, None)
+            self._embedders.pop(index, None)
 
     def reranker(self) -> tuple[Reranker | None, RerankerStatus]:
         """The configured reranker, loaded on first use (never at start-up)."""
@@ -121,7 +126,9 @@ class RetrievalEngine:
 
     def _first_stage(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
         table = self.table(index)
-        embedder = self.embedder_for(table)
+        with self._lock:
+            embedder = self._embedders.get(index)
+        embedder = embedder or self.embedder_for(table)
         try:
             return self.first_stage.search(table, query, options, embedder)
         except (OSError, RuntimeError, ValueError) as exc:

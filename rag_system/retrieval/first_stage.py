@@ -1,8 +1,9 @@
 """First stage: LanceDB full-text and vector search in parallel, fused natively.
 
-The legs run as coroutines on LanceDB's event loop, all of a question's in
-one hand-over (rag_system/retrieval/legs.py says why), and the winners' rows
-are read after fusion, in one more.
+The legs run as coroutines on LanceDB's event loop (rag_system/retrieval/
+legs.py says why): the full-text ones start before the question is
+embedded, the vector ones once it is; the winners' rows are read after
+fusion, in one more hand-over.
 
 Both legs get the same prefilter, so a filter can never let a chunk in
 through one leg only. Fusion (reciprocal rank, de-duplicated by chunk id,
@@ -72,22 +73,22 @@ class FirstStage:
         timings: dict[str, float] = {}
         warnings: list[str] = []
         started = time.perf_counter()
+        fts_legs = [legs.fts_leg(table, terms, where, options.per_leg, column, timings)
+                    for terms, column in (_fts_rankings(table, query, options.fts_exact)
+                                          if mode in ("hybrid", "fts_only") else [])]
+        # The full-text legs start before the question is embedded: the embedding takes one core
+        # (rag_system/indexing/onnx_query.py), LanceDB's threads the other (evaluation.md, fourth round).
+        fts_pending = legs.start(fts_legs)
         vectors: list[Any] = []
         if mode in ("hybrid", "vector_only"):
-            # Embed before the searches start: the encoder needs both cores, and
-            # sharing them with LanceDB's full-text threads doubled its time.
             t0 = time.perf_counter()
             focus = focus_question(query) if options.query_focus else None
             vectors = list(embedder.embed_queries([query] + ([focus] if focus else [])))
             timings["embed_ms"] = (time.perf_counter() - t0) * 1000
-        fts_legs = [legs.fts_leg(table, terms, where, options.per_leg, column, timings)
-                    for terms, column in (_fts_rankings(table, query, options.fts_exact)
-                                          if mode in ("hybrid", "fts_only") else [])]
         vec_legs = [legs.vector_leg(table, vector, where, options.per_leg, timings, ANN_REFINE_FACTOR)
                     for vector in vectors]
-        # One hand-over to LanceDB's loop for every leg (rag_system/retrieval/legs.py).
-        results = legs.run([*fts_legs, *vec_legs])
-        fts_results, vec_lists = results[:len(fts_legs)], results[len(fts_legs):]
+        vec_lists = legs.run(vec_legs)
+        fts_results = fts_pending.result()
         for failed in vec_lists:
             if isinstance(failed, BaseException):
                 raise failed

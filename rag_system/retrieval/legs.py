@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,14 +55,19 @@ def handle(table: Any) -> Any:
     return inner
 
 
-def run(coroutines: Sequence[Awaitable[Any]]) -> list[Any]:
-    """Results of `coroutines`, run together on LanceDB's loop; a failed one's place holds its exception."""
+def start(coroutines: Sequence[Awaitable[Any]]) -> Future[list[Any]]:
+    """`coroutines` started together on LanceDB's loop; the future's list holds a failed one's exception."""
     from lancedb.background_loop import LOOP
 
     async def together() -> list[Any]:
         return await asyncio.gather(*coroutines, return_exceptions=True)
 
-    return LOOP.run(together())
+    return asyncio.run_coroutine_threadsafe(together(), LOOP.loop)
+
+
+def run(coroutines: Sequence[Awaitable[Any]]) -> list[Any]:
+    """Results of `coroutines`, run together on LanceDB's loop; a failed one's place holds its exception."""
+    return start(coroutines).result()
 
 
 def best_first(hits: pa.Table, column: str, limit: int) -> tuple[list[str], pa.Array]:

@@ -71,3 +71,24 @@ def test_rows_come_in_the_order_asked_and_skip_missing_ids(table: ChunkTable) ->
     assert [row["chunk_id"] for row in rows] == [ids[4], ids[0], ids[2]]
     assert rows == table.rows_by_id(asked, COLUMNS)
     assert legs.rows_by_id(table, [], COLUMNS) == []
+
+
+def test_the_engine_looks_up_a_tables_embedder_once(table: ChunkTable, embedder, settings) -> None:  # type: ignore[no-untyped-def]
+    from rag_system.retrieval.engine import RetrievalEngine
+
+    engine = RetrievalEngine(settings, embedder, db=table.db)
+    lookups: list[str] = []
+    find = engine.embedder_for
+
+    def counted(handle: ChunkTable) -> object:
+        lookups.append(handle.index)
+        return find(handle)
+
+    engine.embedder_for = counted  # type: ignore[method-assign]
+    options = engine.options(rerank=False)
+    assert engine.retrieve("legs", "Which topic has value 105?", options).candidates
+    engine.retrieve("legs", "paragraph 2 of document 0", options)
+    assert lookups == ["legs"]  # read with the table when it was opened, not per question
+    engine.forget("legs")
+    engine.retrieve("legs", "Which topic has value 105?", options)
+    assert lookups == ["legs", "legs"]
