@@ -134,7 +134,7 @@ class Embedder:
         return cls(settings.embedding_model, settings.embedding_batch_size,
                    settings.embedding_max_tokens, settings.torch_threads,
                    settings.embedding_precision, settings.embedding_device,
-                   settings.embedding_query_runtime, settings.embedding_onnx_dir)
+                   settings.embedding_query_runtime, onnx_cache_dir(settings))
 
     @property
     def max_content_tokens(self) -> int:
@@ -309,6 +309,14 @@ class Embedder:
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
             pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
         return pooled.cpu().numpy().astype(np.float32, copy=False)
+
+
+def onnx_cache_dir(settings: Settings) -> str:
+    """Where the question encoder's export is cached: `EMBEDDING_ONNX_DIR`, else `<DOCENT_MODELS_DIR>/onnx`
+    (the image's writable /models), else "" for `onnx_query.default_cache_dir()`."""
+    if settings.embedding_onnx_dir:
+        return settings.embedding_onnx_dir
+    return str(Path(settings.models_dir).expanduser() / "onnx") if settings.models_dir else ""
 
 
 def resolve_device(setting: str, torch: Any) -> str:

@@ -74,3 +74,12 @@ def test_overrides_return_new_object_and_leave_base_untouched() -> None:
 def test_settings_is_hashable_value() -> None:
     assert Settings() == Settings()
     assert hash(Settings()) == hash(Settings())
+
+
+def test_the_question_encoders_cache_follows_the_models_dir_unless_set() -> None:
+    from rag_system.indexing.embedder import onnx_cache_dir
+
+    assert onnx_cache_dir(load_settings(environ={}, dotenv_path=None)) == ""
+    assert onnx_cache_dir(load_settings(environ={"DOCENT_MODELS_DIR": "/models"}, dotenv_path=None)) == "/models/onnx"
+    both = {"DOCENT_MODELS_DIR": "/models", "EMBEDDING_ONNX_DIR": "/cache/x"}
+    assert onnx_cache_dir(load_settings(environ=both, dotenv_path=None)) == "/cache/x"
