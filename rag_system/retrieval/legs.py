@@ -59,6 +59,11 @@ def start(coroutines: Sequence[Awaitable[Any]]) -> Future[list[Any]]:
     """`coroutines` started together on LanceDB's loop; the future's list holds a failed one's exception."""
     from lancedb.background_loop import LOOP
 
+    if not coroutines:  # a mode without this kind of leg: no hand-over at all
+        done: Future[list[Any]] = Future()
+        done.set_result([])
+        return done
+
     async def together() -> list[Any]:
         return await asyncio.gather(*coroutines, return_exceptions=True)
 

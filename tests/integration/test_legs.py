@@ -92,3 +92,7 @@ def test_the_engine_looks_up_a_tables_embedder_once(table: ChunkTable, embedder,
     engine.forget("legs")
     engine.retrieve("legs", "Which topic has value 105?", options)
     assert lookups == ["legs", "legs"]
+
+
+def test_no_legs_make_no_hand_over() -> None:
+    assert legs.run([]) == [] and legs.start([]).done()
