@@ -17,6 +17,7 @@ from typing import Any
 
 import docent_native
 
+from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
 from rag_system.generation.terms import WORD, ask_terms, is_yes_no, key_terms, stem, support, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
@@ -45,6 +46,8 @@ class Validation:
     claims: list[dict[str, Any]] = field(default_factory=list)
     # The question asks for a quantity ("how many", "what value") and no sentence states one.
     no_quantity: bool = False
+    # The dimension the question asks for ("temperature") when the answer's numbers are all of another.
+    other_quantity: str | None = None
     # The answer says nothing the question did not: every content word of it is the question's own.
     echo: bool = False
 
@@ -77,6 +80,9 @@ class Validation:
         if self.no_quantity:
             out.append("the question asks for a number or formula and the answer gives none: state the one the "
                        "source gives")
+        if self.other_quantity:
+            out.append(f"the question asks for a {self.other_quantity} and the answer gives a number of another kind: "
+                       "state the one the source gives, or say the sources do not give one")
         if self.echo:
             out.append("the answer only repeats the question: say what the source says in answer to it")
         if not any(s["citations"] for s in self.sentences):
@@ -86,7 +92,8 @@ class Validation:
     def to_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "unknown": self.unknown, "uncited": self.uncited,
                 "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "unasked": self.unasked,
-                "claims": self.claims, "no_quantity": self.no_quantity, "echo": self.echo, "attributed": self.attributed, "sentences": len(self.sentences)}
+                "claims": self.claims, "no_quantity": self.no_quantity,
+                "other_quantity": self.other_quantity, "echo": self.echo, "attributed": self.attributed, "sentences": len(self.sentences)}
 
 
 def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
@@ -114,24 +121,14 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
                 report.unasked.append({"sentence": index, "words": lacking, "cited": [b.number for b in cited]})
         report.claims = claim_findings(answer, blocks)
         report.no_quantity = bool(question) and asks_quantity(question) and not states_quantity(answer)
+        report.other_quantity = other_quantity(question, answer) if question else None
         report.echo = bool(question) and echoes(question, answer, report.sentences, by_number)
         report.valid = (report.valid and not report.unsupported and not report.unasked and not report.claims
-                        and not report.no_quantity and not report.echo)
+                        and not report.no_quantity and not report.other_quantity and not report.echo)
     return report
 
 
-_QUANTITY_QUESTION = re.compile(
-    r"\b(?:how (?:many|much|long|often|large|big|far|old)|what (?:value|percentage|number|amount|fee|price|"
-    r"size|length|limit|year|date|deadline|formula|equation)|which (?:year|date|value|number|formula))\b"
-    # "How is that timer actually computed?" asks for the formula: "computed based on the packet number
-    # spaces [3]" is valid and says nothing (rfc_q16), where the block holds "PTO = smoothed_rtt + ..."
-    r"|\bhow\b[^?.]{0,80}?\b(?:computed|calculated)\b", re.IGNORECASE)
-_QUANTITY = re.compile(
-    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
-    r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly)\b"
-    # Months as names, not "may" the verb (which made "Its peer may open ..." state a quantity)
-    r"|(?-i:\b(?:January|February|March|April|June|July|August|September|October|November|December)\b)"
-    r"|(?-i:\bMay\b)(?=\s+\d)", re.IGNORECASE)
+
 
 
 
@@ -194,21 +191,6 @@ def _abbreviations(answer: str, question: str) -> set[str]:
     spelled = {"".join(w[0] for w in words[i:j]).upper()
                for i in range(len(words)) for j in range(i + 2, min(len(words), i + 6) + 1)}
     return {a for a in re.findall(r"\b[A-Z]{2,6}s?\b", answer) if a.rstrip("s") in spelled}
-
-
-def asks_quantity(question: str) -> bool:
-    """"How many ...", "What value ...": an answer without a number does not answer it."""
-    return bool(_QUANTITY_QUESTION.search(question))
-
-
-#: A formula: an operator between two terms, or a max()/min() call.
-_FORMULA = re.compile(r"\w\s*[=*/+]\s*\w|\b(?:max|min)\s*\(", re.IGNORECASE)
-
-
-def states_quantity(answer: str) -> bool:
-    """A number, a number word, a frequency, a month or a formula, outside the citation markers."""
-    text = _MARKER.sub(" ", answer)
-    return bool(_QUANTITY.search(text) or _FORMULA.search(text))
 
 
 def claim_findings(answer: str, blocks: list[EvidenceBlock]) -> list[dict[str, Any]]:

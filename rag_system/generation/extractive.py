@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import docent_native
 
-from rag_system.generation.citations import asks_quantity, states_quantity
+from rag_system.generation.quantities import asked_dimension, asks_quantity, states_quantity
 from rag_system.generation.meaning import Meaning
 from rag_system.generation.terms import key_terms, term_set
 from rag_system.retrieval.packer import EvidenceBlock
@@ -31,6 +31,10 @@ RANK_DECAY = 0.15  # score x 1 / (1 + RANK_DECAY * block rank)
 MAX_SENTENCE_CHARS = 320
 SAME_BLOCK = 0.75  # a further pick from an already-quoted block: score x SAME_BLOCK per earlier pick
 POOL = 24
+#: A further sentence is quoted only when it scores at least this share of the best one: asked "How many
+#: days of bereavement leave ...?", the bereavement sentence scored 1.56 and the annual-leave and
+#: parental-leave ones after it 0.53 and 0.39, true and beside the point.
+FAR_BELOW = 0.55
 #: How much a sentence's closeness in meaning (cosine, names taken out) counts beside its word overlap
 #: (an idf-weighted share, 0..1): alike, so a paraphrase at cosine 0.6 with no shared word ranks with
 #: a sentence that has 60% of the question's rarer words and nothing of its meaning.
@@ -39,6 +43,10 @@ MEANING_WEIGHT = 1.0
 #: can hold every word of the question ("A Probe Timeout (PTO) triggers ... within the expected period
 #: of time") and not the answer ("PTO = smoothed_rtt + max(4*rttvar, kGranularity) + max_ack_delay").
 NO_QUANTITY = 0.5
+#: Asked for a value of a dimension with units of its own ("What is the brew temperature?"), a sentence
+#: with no value in those units counts this much: "The Atlas-7 brew boiler operates at a pressure of 9.2
+#: bar" shares more of the question's words than "... keeps brew water at 93.5 degrees Celsius".
+OTHER_DIMENSION = 0.25
 _LIST_MARKER = re.compile(r"^\s*[-*\u2022]\s+")
 
 
@@ -94,22 +102,29 @@ def quote(question: str, blocks: list[EvidenceBlock], max_sentences: int = 3, me
     total = sum(weights.values()) or 1.0
     close = meaning.similarities(asked or question, [span for _, _, span in spans]) if meaning else [0.0] * len(spans)
     wants_quantity = asks_quantity(asked or question)
+    dimension = asked_dimension(asked or question)
     scored = []
     for (block_index, start, span), cosine in zip(spans, close):
         present = term_set([span])
         weight = sum(w for t, w in weights.items() if t in present) / total + MEANING_WEIGHT * max(cosine, 0.0)
         if wants_quantity and not states_quantity(span):
             weight *= NO_QUANTITY
+        if dimension and not dimension[1].search(span):
+            weight *= OTHER_DIMENSION
         scored.append((weight / (1.0 + RANK_DECAY * block_index), block_index, start, span, cosine))
-    top = _diverse(scored, max_sentences)
+    # A failed draft's words lift the passage it was about: a cut relative to that passage's score would
+    # drop the sentence of another block that answers the question (the grind size behind the warranty).
+    top = _diverse(scored, max_sentences, FAR_BELOW if asked in (None, question) else 0.0)
     chosen = _with_following(sorted([s[:4] for s in top], key=lambda s: (s[1], s[2])), bodies)
     lines = [_cited(span, blocks[bi].number) for _, bi, _, span in chosen]
     text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
     return Quote(text, max(s[4] for s in top) if meaning else None)
 
 
-def _diverse(scored: list[tuple[float, int, int, str, float]], n: int) -> list[tuple[float, int, int, str, float]]:
-    """The `n` best sentences, each further one from a block already quoted counting `SAME_BLOCK` less.
+def _diverse(scored: list[tuple[float, int, int, str, float]], n: int,
+             far_below: float = 0.0) -> list[tuple[float, int, int, str, float]]:
+    """The `n` best sentences, each further one from a block already quoted counting `SAME_BLOCK` less,
+    and none scoring below `far_below` times the first.
 
     The top-ranked block holds many sentences that share the question's words; three picks from it
     hide the one sentence of another block that answers (an RFC's definition behind its overview).
@@ -119,6 +134,8 @@ def _diverse(scored: list[tuple[float, int, int, str, float]], n: int) -> list[t
     used: dict[int, int] = {}
     while left and len(top) < n:
         best = max(range(len(left)), key=lambda i: (left[i][0] * SAME_BLOCK ** used.get(left[i][1], 0), -i))
+        if top and left[best][0] < far_below * top[0][0]:
+            break
         pick = left.pop(best)
         used[pick[1]] = used.get(pick[1], 0) + 1
         top.append(pick)

@@ -24,14 +24,12 @@ import docent_native
 from rag_system.generation.asks import ask_together
 from rag_system.generation.citations import (
     Validation,
-    asks_quantity,
     attribute,
     check,
     citation_records,
     corroborate,
     located_text,
     recite,
-    states_quantity,
     validate,
 )
 from rag_system.generation.extractive import quote
@@ -52,6 +50,7 @@ from rag_system.generation.prompts import (
     repair_messages,
     strip_labels,
 )
+from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
 from rag_system.generation.terms import ask_coverage, coverage, support
 from rag_system.retrieval.packer import EvidenceBlock
 
@@ -296,9 +295,10 @@ class Synthesizer:
         words ("PTO = smoothed_rtt + ..."): the sentences quoted are still verbatim,
         and must still hold what the question asks. Not a draft that gives no number or formula to a
         question asking for one: its words lead to the passage it was vague about (rfc_q16, "computed
-        based on the packet number spaces" to the PTO overview, not "PTO = smoothed_rtt + ...").
+        based on the packet number spaces" to the PTO overview, not "PTO = smoothed_rtt + ..."), nor one that
+        gives a quantity of another kind than asked (a pressure for a temperature leads to the pressure).
         """
-        if asks_quantity(question) and not states_quantity(draft):
+        if (asks_quantity(question) and not states_quantity(draft)) or other_quantity(question, draft):
             draft = ""
         text, why = _extract(question, blocks, options, draft)
         if text is None:

@@ -461,7 +461,7 @@ def test_which_questions_ask_for_a_number_or_formula(question: str, asks: bool):
     ("The agreement was signed on May 3, 2024 [1].", True),
 ])
 def test_a_formula_states_a_quantity(answer: str, states: bool):
-    from rag_system.generation.citations import states_quantity
+    from rag_system.generation.quantities import states_quantity
     assert states_quantity(answer) is states
 
 
@@ -554,3 +554,48 @@ def test_a_quote_is_not_extended_by_a_lists_next_number() -> None:
     found = quote("How is sentence pruning enabled?", [block(1, text)])
     assert found is not None and "drops sentences below the threshold. [1]" in found.text
     assert "7." not in found.text.replace("6. ", ""), found.text
+
+
+
+BOILERS = block(1, "The brew boiler operates at a pressure of 9.2 bar during extraction. The steam boiler is maintained "
+                   "at 1.45 bar. The PID controller keeps brew water at 93.5 degrees Celsius with a tolerance of 0.4 "
+                   "degrees.", name="atlas7_service_manual.pdf")
+
+
+def test_a_quantity_of_another_kind_than_asked_goes_to_repair_and_then_to_a_quote_without_it():
+    # Found in the web app: a true, cited pressure given for a temperature passed every check.
+    question = "What is the temperature of the brew boiler?"
+    pressure = "The brew boiler operates at a pressure of 9.2 bar during extraction [1]."
+    backend = Scripted(pressure, pressure)
+    answer, _ = run(backend, question=question, blocks=[BOILERS], extractive_sentences=1)
+    assert answer.first_validation["other_quantity"] == "temperature"
+    assert "asks for a temperature" in backend.prompts[1][-1].content
+    # the quote is chosen by the question, not by the pressure draft's words
+    assert answer.answer_source == "extractive" and "93.5 degrees Celsius" in answer.answer
+    assert "9.2 bar" not in answer.answer
+
+
+def test_a_quantity_of_the_asked_kind_passes():
+    right = "The PID controller keeps brew water at 93.5 degrees Celsius [1]."
+    answer, _ = run(Scripted(right), question="What is the temperature of the brew boiler?", blocks=[BOILERS])
+    assert answer.answer_source == "llm" and answer.validation["other_quantity"] is None
+
+
+def test_quoting_prefers_a_value_in_the_units_asked_for():
+    # the pressure sentence shares "brew boiler" with the question, the one with degrees only "brew"
+    from rag_system.generation.extractive import quote
+    found = quote("What is the temperature of the brew boiler?", [BOILERS], max_sentences=1)
+    assert found is not None and "93.5 degrees Celsius" in found.text and "9.2 bar" not in found.text
+
+
+LEAVE = block(1, "Parental leave is 18 weeks per child. Employees below Grade 7 accrue 23 days of paid annual leave per "
+                 "calendar year. Bereavement leave is 5 working days for an immediate family member and 2 working "
+                 "days for an extended family member.", name="northwind_leave_policy.pdf")
+
+
+def test_quoting_stops_where_the_answer_stops():
+    # found in the web app: the annual-leave and parental-leave sentences came with the bereavement one
+    from rag_system.generation.extractive import quote
+    found = quote("How many days of bereavement leave does an employee get for an immediate family member?", [LEAVE])
+    assert found is not None and found.text.startswith("Bereavement leave is 5 working days")
+    assert "annual leave" not in found.text and "Parental" not in found.text

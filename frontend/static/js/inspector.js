@@ -125,6 +125,7 @@ function findings(v) {
   }
   for (const u of v.unasked || []) out.push(`${(u.cited || []).map((n) => `[${n}]`).join(", ")} does not mention ${u.words.join(", ")}`);
   if (v.no_quantity) out.push("the question asks for a number or formula and the answer gives none");
+  if (v.other_quantity) out.push(`the question asks for a ${v.other_quantity} and the answer gives a number of another kind`);
   if (v.echo) out.push("the answer only repeats the question");
   if (v.attributed) out.push(`${v.attributed} citation(s) attributed`);
   return (v.valid ? "valid" : "invalid") + (out.length ? `: ${out.join("; ")}` : "");
