@@ -18,6 +18,7 @@ from typing import Any
 import docent_native
 
 from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
+from rag_system.generation.replies import yes_then_no
 from rag_system.generation.terms import WORD, ask_terms, is_yes_no, key_terms, stem, support, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
@@ -70,6 +71,8 @@ class Validation:
                 out.append(f"{fact!r} is not in {sources}")
             if item["opposite"]:
                 out.append(f"{sources} says the opposite: \"{item['opposite']}\"")
+            if item.get("yes_then_no"):
+                out.append("this sentence says yes and then the opposite: if the source says no, answer no")
             if item.get("unmatched"):
                 out.append(f"no sentence of {sources} says yes or no to this: answer with the sentence that does, "
                            "or say the sources do not say")
@@ -120,6 +123,9 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
             if lacking:
                 report.unasked.append({"sentence": index, "words": lacking, "cited": [b.number for b in cited]})
         report.claims = claim_findings(answer, blocks)
+        report.claims += [{"sentence": i, "cited": s["citations"], "missing": [], "opposite": None, "unmatched": False,
+                           "yes_then_no": True} for i, s in enumerate(report.sentences)
+                          if question and yes_then_no(question, answer[s["start"]:s["end"]])]
         report.no_quantity = bool(question) and asks_quantity(question) and not states_quantity(answer)
         report.other_quantity = other_quantity(question, answer) if question else None
         report.echo = bool(question) and echoes(question, answer, report.sentences, by_number)

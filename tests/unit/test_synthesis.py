@@ -599,3 +599,18 @@ def test_quoting_stops_where_the_answer_stops():
     found = quote("How many days of bereavement leave does an employee get for an immediate family member?", [LEAVE])
     assert found is not None and found.text.startswith("Bereavement leave is 5 working days")
     assert "annual leave" not in found.text and "Parental" not in found.text
+
+
+PARENTAL = block(1, "Parental leave is 18 weeks per child, of which 6 weeks are fully paid. Parental leave may be split "
+                    "into no more than 3 separate blocks.", name="northwind_leave_policy.pdf")
+
+
+def test_a_yes_that_its_own_sentence_denies_goes_to_repair():
+    # found in the web app: the reply contradicts the policy's sentence that follows it, word for word
+    question = "Can parental leave be split into more than three blocks?"
+    flipped = "Yes, parental leave may be split into no more than 3 separate blocks [1]."
+    backend = Scripted(flipped, "No, parental leave may be split into no more than 3 separate blocks [1].")
+    answer, _ = run(backend, question=question, blocks=[PARENTAL])
+    assert any(c.get("yes_then_no") for c in answer.first_validation["claims"])
+    assert "says yes and then the opposite" in backend.prompts[1][-1].content
+    assert answer.answer_source == "llm_repaired" and answer.answer.startswith("No,")

@@ -122,6 +122,7 @@ function findings(v) {
     for (const fact of c.missing || []) out.push(`“${fact}” is not in ${where}`);
     if (c.opposite) out.push(`${where} says the opposite: “${c.opposite}”`);
     if (c.unmatched) out.push(`no sentence of ${where} says yes or no to this`);
+    if (c.yes_then_no) out.push("the answer says yes and then the opposite");
   }
   for (const u of v.unasked || []) out.push(`${(u.cited || []).map((n) => `[${n}]`).join(", ")} does not mention ${u.words.join(", ")}`);
   if (v.no_quantity) out.push("the question asks for a number or formula and the answer gives none");
