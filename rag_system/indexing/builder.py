@@ -7,8 +7,10 @@ Order of writes per document (why a crash never leaves half a document):
 2. record it in the manifest.
 A crash before 2 leaves the manifest stale, so the next run redoes that file.
 
-Conversion and chunking of the next file run in a background thread while
-the current file is embedded, because the embedder is the bottleneck.
+The embedder is the bottleneck, so the rest runs beside it
+(`build_stages.py`): files are converted and chunked ahead on one thread,
+embedded a group at a time, and each group is written on another thread
+while the next one embeds.
 """
 
 from __future__ import annotations
@@ -17,21 +19,19 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-
-import numpy as np
 
 from rag_system.chunking.chunker import Chunk, ChunkerOptions
 from rag_system.chunking.parts import chunk_file
 from rag_system.config import Settings
-from rag_system.indexing.build_progress import BuildProgress, EmbeddingReport
+from rag_system.indexing.build_progress import BuildProgress
+from rag_system.indexing.build_stages import EMBED_GROUP_CHUNKS, Ahead, Behind, short_switch_interval
 from rag_system.indexing.e5 import E5Embedder
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.embedders import choose_embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
+from rag_system.indexing.group_writer import PROGRESS_BATCH, GroupWriter, shared_elsewhere
 from rag_system.indexing.languages import fts_options
 from rag_system.indexing.lazy_embedder import LazyEmbedder
 from rag_system.indexing.manifest import FileRecord, Manifest
@@ -43,11 +43,7 @@ from rag_system.ingestion.types import ConversionError, ConvertedDocument
 log = logging.getLogger(__name__)
 
 
-#: Files are embedded together until their chunks reach this many.
-EMBED_GROUP_CHUNKS = 256
-#: Builds embed at most this many texts per call so progress moves under load; measured on 2 shared cores
-#: (load 3.7, passive OpenMP waits), MiniLM embeds 90-105 windows/s at batches of 8, 16 or 32 alike.
-PROGRESS_BATCH = 16
+__all__ = ["EMBED_GROUP_CHUNKS", "PROGRESS_BATCH", "BuildCancelled", "build_index", "chunker_options"]
 
 AnyEmbedder = Embedder | LazyEmbedder | E5Embedder
 
@@ -138,7 +134,7 @@ def build_index(
     _report_plan(plan, summary, on_event, records)
 
     for record in plan.removed:
-        if not _shared_elsewhere(record.document_id, record.path, records):
+        if not shared_elsewhere(record.document_id, record.path, records):
             table.delete_documents([record.document_id])
         manifest.remove([record.path])
         summary.removed += 1
@@ -146,26 +142,26 @@ def build_index(
 
     timings = {"convert": 0.0, "embed": 0.0, "write": 0.0}
     work = plan.to_process
-    writer = _Writer(table, manifest, embedder, options, summary, timings, on_event, records)
-    group: list[_Prepared] = []
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-convert") as pool:
-        pending: Future[_Prepared] | None = None
-        for i, (source, previous) in enumerate(work):
-            current = pending or pool.submit(_prepare, source, previous, settings, embedder, options, on_event,
-                                             converted, stamps.get(source.path))
-            pending = None
-            if i + 1 < len(work):
-                nxt, nprev = work[i + 1]
-                pending = pool.submit(_prepare, nxt, nprev, settings, embedder, options, on_event, converted,
-                                      stamps.get(nxt.path))
-            prepared = current.result()
-            timings["convert"] += prepared.seconds
-            if cancel is not None and cancel.is_set():
-                raise BuildCancelled(f"build of {index!r} cancelled after {i} of {len(work)} files")
-            group.append(prepared)
-            if sum(len(p.chunks) for p in group) >= EMBED_GROUP_CHUNKS:
-                writer.flush(group)
-        writer.flush(group)
+    writer = GroupWriter(table, manifest, embedder, options, summary, timings, on_event, records)
+
+    def prepare(item: tuple[SourceFile, FileRecord | None]) -> _Prepared:
+        source, previous = item
+        return _prepare(source, previous, settings, embedder, options, on_event, converted,
+                        stamps.get(source.path))
+
+    taken = 0
+    behind = Behind()
+    try:
+        with short_switch_interval(), Ahead(work, prepare) as ahead:
+            for group in ahead.groups(EMBED_GROUP_CHUNKS):
+                if cancel is not None and cancel.is_set():
+                    raise BuildCancelled(f"build of {index!r} cancelled after {taken} of {len(work)} files")
+                taken += len(group)
+                timings["convert"] += sum(p.seconds for p in group)
+                embedded = writer.embed(group)
+                behind.submit(writer.write, group, *embedded)
+    finally:
+        behind.close()
 
     t0 = time.perf_counter()
     changed = bool(summary.added or summary.updated or summary.removed)
@@ -187,19 +183,6 @@ def build_index(
     return summary
 
 
-def _chunk_vectors(chunks: Sequence[Chunk], flat: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Split window vectors back per chunk; each chunk's own vector is their normalised mean."""
-    windows: list[np.ndarray] = []
-    offset = 0
-    for chunk in chunks:
-        n = len(chunk.windows) or 1
-        windows.append(flat[offset:offset + n])
-        offset += n
-    means = np.stack([w.mean(axis=0) for w in windows]) if windows else flat[:0]
-    norms = np.linalg.norm(means, axis=1, keepdims=True)
-    return (means / np.maximum(norms, 1e-12)).astype(np.float32), windows
-
-
 def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
                  records: dict[str, FileRecord]) -> None:
     summary.skipped = [str(p) for p in plan.skipped]
@@ -217,10 +200,6 @@ def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
     for source, owner in plan.duplicates:
         summary.duplicates.append({"path": str(source.path), "same_content_as": owner})
         on_event(BuildEvent("file_duplicate", str(source.path), {"same_content_as": owner}))
-
-
-def _shared_elsewhere(document_id: str, path: str, records: dict[str, FileRecord]) -> bool:
-    return any(r.document_id == document_id and p != path for p, r in records.items())
 
 
 def _language_sample(files: Sequence[Path], settings: Settings, converted: dict[Path, ConvertedDocument],
@@ -281,82 +260,3 @@ def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings
         log.warning("conversion of %s failed unexpectedly", path, exc_info=True)
         reason = f"could not read the file ({type(exc).__name__}: {exc})"
     return _Prepared(source, previous, None, [], reason, time.perf_counter() - t0)
-
-
-@dataclass
-class _Writer:
-    """Embeds a group of prepared files in one call, then writes them one by one.
-
-    Embedding several small files together lets the embedder sort all their
-    chunks by length and fill its batches; each document is still written in
-    its own commit, so the crash-safety argument above is unchanged.
-    """
-
-    table: ChunkTable
-    manifest: Manifest
-    embedder: AnyEmbedder
-    options: ChunkerOptions
-    summary: BuildSummary
-    timings: dict[str, float]
-    on_event: EventSink
-    records: dict[str, FileRecord]
-
-    def flush(self, group: list[_Prepared]) -> None:
-        ready = [p for p in group if p.document is not None]
-        t0 = time.perf_counter()
-        chunks = [c for p in ready for c in p.chunks]
-        windowed = bool(self.options.window_tokens)
-        texts = [t for c in chunks for t in (c.windows or (c.text,))] if windowed else [c.text for c in chunks]
-        flat = self.embedder.embed(texts, EmbeddingReport(ready, windowed, self.on_event), PROGRESS_BATCH)
-        vectors, windows = _chunk_vectors(chunks, flat) if windowed else (flat, None)
-        self.timings["embed"] += time.perf_counter() - t0
-        offset = 0
-        for prepared in group:
-            if prepared.held:
-                self.summary.held.append(str(prepared.source.path))
-                continue
-            if prepared.document is None:
-                path = str(prepared.source.path)
-                self.summary.failed.append({"path": path, "reason": prepared.error or "unknown error"})
-                self.on_event(BuildEvent("file_failed", path, {"reason": prepared.error}))
-                continue
-            count = len(prepared.chunks)
-            self.on_event(BuildEvent("file_embedded", str(prepared.source.path), {"chunks": count}))
-            self._write(prepared, prepared.document, vectors[offset:offset + count],
-                        None if windows is None else windows[offset:offset + count])
-            offset += count
-        group.clear()
-
-    def _write(self, prepared: _Prepared, document: ConvertedDocument, vectors: np.ndarray,
-               windows: list[np.ndarray] | None) -> None:
-        """Delete stale rows, append all chunks in one commit, then record the manifest row."""
-        source, path = prepared.source, str(prepared.source.path)
-        t0 = time.perf_counter()
-        stale = [source.document_id]
-        previous = prepared.previous
-        if previous is not None and not _shared_elsewhere(previous.document_id, path, self.records):
-            stale.append(previous.document_id)
-        self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors, windows,
-                              replacing=sorted(set(stale)), part_ids=prepared.document_ids or None)
-        self.manifest.upsert(FileRecord(
-            path=path, document_id=source.document_id, document_name=document.name,
-            file_type=document.file_type, size=source.size, pages=document.page_count,
-            chunks=len(prepared.chunks), chunker_version=self.options.version,
-            embedding_model=self.embedder.identity.model_id, ocr_engine=document.ocr_engine or "",
-            indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        ))
-        self.timings["write"] += time.perf_counter() - t0
-        summary = self.summary
-        if previous is None:
-            summary.added += 1
-        else:
-            summary.updated += 1
-        summary.chunks += len(prepared.chunks)
-        summary.pages += document.page_count
-        summary.ocr_pages += len(document.ocr_pages)
-        if document.ocr_engine and document.ocr_engine not in summary.ocr_engines:
-            summary.ocr_engines.append(document.ocr_engine)
-        self.on_event(BuildEvent("file_written", path, {
-            "chunks": len(prepared.chunks), "pages": document.page_count,
-            "status": "updated" if previous else "added",
-        }))

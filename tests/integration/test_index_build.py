@@ -143,6 +143,33 @@ def test_a_file_written_to_while_it_is_read_is_held_not_indexed_half(tmp_path: P
     assert record.size == moving.stat().st_size  # what was indexed is the file as it now is
 
 
+def test_a_first_build_appends_and_rows_a_crash_left_are_replaced_not_doubled(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+    """Writes append when no table holds the documents; a document whose window and vector rows a
+    crash left behind (its chunk rows and manifest row not yet written) is replaced, not added twice."""
+    paths = write_corpus(tmp_path / "docs", 3, sentences=30)
+    windowed = settings.with_overrides(chunk_tokens=200, chunk_window_tokens=64)
+    first = build_index([tmp_path / "docs"], "half", windowed, embedder=embedder)
+    db = connect(settings.resolved_lancedb_uri)
+    table = ChunkTable.open(db, "half", embedder.identity)
+    assert table.windows is not None and table.vectors is not None
+
+    def counts() -> list[int]:
+        fresh = ChunkTable.open(connect(settings.resolved_lancedb_uri), "half", embedder.identity)  # latest versions
+        return [t.count_rows() for t in (fresh.table, fresh.windows.table, fresh.vectors.table)]  # type: ignore[union-attr]
+
+    whole = counts()
+    assert first.added == 3 and whole[1] > whole[0]
+    manifest = Manifest.open_existing(db, "half")
+    assert manifest is not None
+    doc = manifest.records()[str(paths[0].resolve())].document_id
+    table.table.delete(f"document_id = '{doc}'")  # as if killed between the window and chunk commits
+    manifest.remove([str(paths[0].resolve())])
+    assert counts()[0] < whole[0] and counts()[1:] == whole[1:]
+    second = build_index([tmp_path / "docs"], "half", windowed, embedder=embedder)
+    assert (second.added, second.unchanged) == (1, 2)
+    assert counts() == whole
+
+
 def test_kill_minus_nine_mid_build_then_rerun_completes(tmp_path: Path) -> None:
     """A build killed with SIGKILL never leaves half a document; a re-run finishes it."""
     corpus = tmp_path / "docs"
