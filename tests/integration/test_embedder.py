@@ -30,6 +30,17 @@ def test_token_counts_use_the_model_tokenizer(embedder: Embedder) -> None:
     assert embedder.max_content_tokens == 510
 
 
+def test_token_counts_are_untruncated_after_an_embedding_truncated_its_batch(embedder: Embedder) -> None:
+    """Counts come from the Rust tokenizer directly, which the embedding passes leave set to truncate."""
+    long = "token " * 900
+    embedder.embed([long] * 6)  # a batch: truncation to 512 and padding set on the tokenizer
+    texts = [long, "Ünïcödé — émojis 🙂\tand tabs", "hello world", ""]
+    wrapper = embedder._tokenizer(texts, add_special_tokens=False, truncation=False, verbose=False)
+    assert embedder.count_tokens_batch(texts) == [len(ids) for ids in wrapper["input_ids"]]
+    assert embedder.count_tokens_batch([long]) == [900]
+    assert embedder.embed([long] * 6).shape == (6, embedder.dimension)  # and embedding truncates again
+
+
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_precisions_agree(embedder: Embedder, precision: str) -> None:
     other = Embedder(precision=precision)
@@ -74,18 +85,18 @@ def test_passes_from_many_threads_run_on_one_and_return_each_callers_vectors(emb
     batches = [[f"question {i} about topic {j}" for j in range(6)] for i in range(8)]
     alone = [embedder.embed(b) for b in batches]
     seen: set[str] = set()
-    forward = embedder._forward
+    forward = embedder._torch_forward  # a batch's pass (batches never take the question path)
 
     def spy(texts: list[str]) -> np.ndarray:
         seen.add(threading.current_thread().name)
         return forward(texts)
 
-    embedder._forward = spy  # type: ignore[method-assign]
+    embedder._torch_forward = spy  # type: ignore[method-assign]
     try:
         with ThreadPoolExecutor(max_workers=8) as pool:
             together = list(pool.map(embedder.embed, batches))
     finally:
-        del embedder._forward
+        del embedder._torch_forward
     assert len(seen) == 1 and next(iter(seen)).startswith("docent-embed")
     for a, b in zip(alone, together):
         assert np.allclose(a, b, atol=1e-5)
@@ -104,3 +115,11 @@ def test_a_question_is_embedded_on_one_intra_op_thread_and_a_batch_on_all() -> N
     assert embedder._worker.submit(torch.get_num_threads).result() == 1
     embedder.embed([f"another passage, number {i}" for i in range(8)])
     assert embedder._worker.submit(torch.get_num_threads).result() == configured
+
+
+def test_a_long_calls_last_few_texts_stay_on_pytorch() -> None:
+    """A build's group ends with a batch of a few texts: ONNX Runtime (for questions) is never loaded for it."""
+    embedder = Embedder()  # query_runtime onnx, the default
+    vectors = embedder.embed([f"passage {i} of a build's group" for i in range(17)], batch_size=16)  # 16 + 1
+    assert vectors.shape == (17, embedder.dimension)
+    assert embedder._onnx is None  # never asked for: not loaded, not exported
