@@ -346,7 +346,8 @@ def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptio
     if share >= options.min_ask or (found.meaning is not None and found.meaning >= options.min_meaning):
         return found.text, ""
     if options.meaning is not None:  # meaning may have picked other blocks than words would: words alone
-        by_words = quote(question + draft, chosen, options.extractive_sentences)  # are never worse off
+        by_words = quote(question + draft, chosen, options.extractive_sentences,  # are never worse off
+                         asked=question)
         if by_words is not None and _cited_ask(question, by_words.text, blocks)[0] >= options.min_ask:
             return by_words.text, ""
     return None, f"the passages that match do not say: {', '.join(lacking[:6])}"
