@@ -9,6 +9,7 @@ read text through it, so a word that is "no topic" for one of them is no topic f
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 #: A word: a run of Unicode word characters (Python's `\w`; the native side's `is_word`).
 WORD = re.compile(r"\w+")
@@ -46,8 +47,13 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall((text or "").lower())
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A deliberately light suffix stripper: enough to match "assumed" with "assume"."""
+    """A deliberately light suffix stripper: enough to match "assumed" with "assume".
+
+    Cached: chunking stems every word of every document (0.65 s of the 5.1 s a build of the
+    localGPT corpora spends outside the embedder), and a corpus has few distinct words.
+    """
     w = word.lower()
     for suffix in _SUFFIXES:
         if len(w) - len(suffix) >= 3 and w.endswith(suffix):
