@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 
 from rag_system.generation.asks import ask_head
-from rag_system.generation.terms import stem
-
-_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
+from rag_system.generation.terms import stem, strip_markers
 
 _QUANTITY_QUESTION = re.compile(
     r"\b(?:how (?:many|much|long|often|large|big|far|old)|what (?:value|percentage|number|amount|fee|price|"
@@ -44,7 +42,7 @@ _FORMULA = re.compile(r"\w\s*[=*/+]\s*\w|\b(?:max|min)\s*\(", re.IGNORECASE)
 
 def states_quantity(answer: str) -> bool:
     """A number, a number word, a frequency, a month or a formula, outside the citation markers."""
-    text = _MARKER.sub(" ", answer)
+    text = strip_markers(answer)
     return bool(_QUANTITY.search(text) or _FORMULA.search(text))
 
 
@@ -78,7 +76,7 @@ def other_quantity(question: str, answer: str) -> str | None:
     if dimension is None:
         return None
     name, units = dimension
-    text = _MARKER.sub(" ", answer)
+    text = strip_markers(answer)
     if not _DIGIT.search(text) or units.search(text):
         return None
     return name

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
+from rag_system.generation.terms import strip_markers
+
 _YES = re.compile(r"^\s*yes\b[\s,.;:!\u2014-]*", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:no|not|never|none|nothing|neither|nor|cannot|without)\b|n't\b|\bn’t\b",
                        re.IGNORECASE)
@@ -24,4 +25,4 @@ def yes_then_no(question: str, sentence: str) -> bool:
     reply = _YES.match(sentence)
     if reply is None or _NEGATION.search(question):
         return False
-    return bool(_NEGATION.search(_MARKER.sub(" ", sentence[reply.end():])))
+    return bool(_NEGATION.search(strip_markers(sentence[reply.end():])))

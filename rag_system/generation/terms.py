@@ -182,7 +182,7 @@ def ask_coverage(question: str, blocks: Iterable[str]) -> tuple[float, list[str]
 
 def support(sentence: str, block: str) -> float:
     """Share of a sentence's content words that occur in `block` (lexical groundedness)."""
-    terms = key_terms(_strip_markers(sentence))
+    terms = key_terms(strip_markers(sentence))
     if not terms:
         return 1.0
     present = term_set([block], camel=True)
@@ -192,7 +192,8 @@ def support(sentence: str, block: str) -> float:
 _MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 
 
-def _strip_markers(text: str) -> str:
+def strip_markers(text: str) -> str:
+    """`text` with its citation markers ("[1]", "[2, 3]", "[1-4]") blanked."""
     return _MARKER.sub(" ", text)
 
 
