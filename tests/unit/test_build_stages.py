@@ -56,6 +56,24 @@ def test_files_are_prepared_ahead_while_a_group_is_consumed_but_no_further_than_
     assert rest == list(range(2, 30))
 
 
+def test_an_idle_consumer_gets_what_is_ready_once_a_batch_is_rather_than_waiting_for_a_whole_group() -> None:
+    release = threading.Event()
+
+    def prepare(item: Item) -> Item:
+        if item.name >= 3:  # the first three files are quick, then conversion stalls
+            release.wait(5)
+        return item
+
+    items = [Item(i, [0, 0]) for i in range(6)]
+    with Ahead(items, prepare, ahead_chunks=100) as ahead:
+        groups = ahead.groups(8, start_chunks=4)
+        first = next(groups)  # 4 chunks were ready: taken without waiting for 8
+        assert [i.name for i in first] in ([0, 1], [0, 1, 2])
+        release.set()
+        rest = [i.name for g in groups for i in g]
+    assert [i.name for i in first] + rest == list(range(6))
+
+
 def test_many_tiny_files_are_grouped_by_the_file_bound_without_waiting_forever() -> None:
     items = [Item(i, []) for i in range(10)]  # files with no chunks (failed conversions)
     with Ahead(items, lambda item: item, ahead_chunks=8, ahead_files=3) as ahead:
