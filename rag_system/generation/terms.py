@@ -32,12 +32,18 @@ def key_terms(text: str) -> list[str]:
     return list(seen)
 
 
+#: Numbers written as digits also say their word: a question's "ten" is a block's "10" (key terms keep words).
+_NUMBER_WORDS = {str(n): w for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def term_set(texts: Iterable[str], camel: bool = False) -> set[str]:
     """Stems of every word, and of each part of a snake_case word ("northwind_leave_policy.pdf" names
-    Northwind) and, with `camel`, of a CamelCase one.
+    Northwind) and, with `camel`, of a CamelCase one; two words in a row joined ("working days" says the
+    question's "workdays", "data base" "database"), and numbers up to 20 as words ("10" says "ten").
 
     `camel` is for checking what a block says ("} AlertDescription;", a
     registry's enum, says alert and description), not for ranking sentences:
@@ -46,9 +52,17 @@ def term_set(texts: Iterable[str], camel: bool = False) -> set[str]:
     """
     out: set[str] = set()
     for t in texts:
-        for word in WORD.findall(t):
+        previous, end = "", 0
+        for match in WORD.finditer(t):
+            word = match.group(0)
             w = word.lower()
-            out.add(stem(w))
+            s = stem(w)
+            out.add(s)
+            if previous and t[end:match.start()] in (" ", "-"):  # "working days" says "workday" too
+                out.add(previous + s)
+            previous, end = (s if w.isalpha() else ""), match.end()
+            if w in _NUMBER_WORDS:
+                out.add(_NUMBER_WORDS[w])
             if "_" in w:
                 out.update(stem(part) for part in w.split("_") if part)
             if camel and word[1:] != w[1:] and not word.isupper():  # upper case after the first letter

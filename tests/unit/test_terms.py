@@ -1,0 +1,22 @@
+"""What a passage says, word by word: the terms a question's key terms are looked up in."""
+
+from __future__ import annotations
+
+from rag_system.generation.terms import key_terms, term_set
+
+
+def test_two_words_in_a_row_say_their_closed_compound() -> None:
+    said = term_set(["Any absence longer than 10 consecutive working days requires approval."])
+    assert set(key_terms("more than ten back-to-back workdays")) - {"back"} <= said  # "ten", "workday"
+
+
+def test_words_apart_or_across_a_sentence_end_are_not_joined() -> None:
+    said = term_set(["The work is done. Days later it ships; work, day"])
+    assert "workday" not in said
+    assert {"work", "day"} <= said
+
+
+def test_small_numbers_say_their_word_and_larger_ones_do_not() -> None:
+    said = term_set(["Parental leave may be split into no more than 3 separate blocks over 36 months."])
+    assert {"three", "3", "36"} <= said
+    assert "thirty-six" not in said and "thirtysix" not in said
