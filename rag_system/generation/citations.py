@@ -19,10 +19,10 @@ import docent_native
 
 from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
 from rag_system.generation.replies import yes_then_no
-from rag_system.generation.terms import WORD, ask_terms, is_yes_no, key_terms, stem, support, term_set
+from rag_system.generation.terms import (
+    MARKER, WORD, ask_terms, is_yes_no, key_terms, stem, strip_markers, support, term_set)
 from rag_system.retrieval.packer import EvidenceBlock
 
-_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 ATTRIBUTION_MIN_SUPPORT = 0.75
 #: A cited sentence whose content words are less than half in its cited blocks
 #: is "unsupported": a citation that names a block but not what the block says.
@@ -134,10 +134,6 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
     return report
 
 
-
-
-
-
 #: "Yes," or "No," before a restated question: the reply, not a word the sentence says of the documents.
 _REPLY = re.compile(r"^\s*(?:yes|no)\b[\s,.;:!\u2014-]*", re.IGNORECASE)
 
@@ -148,7 +144,7 @@ def only_restates(question: str, sentence: str) -> bool:
     A leading "Yes," does not make "Yes, Python keeps a registry of every instance a class has
     created [3]" say more than the question (neg_pydocs_02, where the documents say it does not).
     """
-    text = _REPLY.sub("", _MARKER.sub(" ", sentence))
+    text = _REPLY.sub("", strip_markers(sentence))
     said = set(key_terms(text)) - {stem(a.lower()) for a in _abbreviations(text, question)}
     return bool(said) and said <= term_set([question])
 
@@ -313,8 +309,8 @@ def corroborate(answer: str, blocks: list[EvidenceBlock], validation: Validation
         if not s["citations"] or (only is not None and index not in only):
             continue
         sentence = answer[s["start"]:s["end"]]
-        plain = _MARKER.sub(" ", sentence).strip()
-        markers = list(_MARKER.finditer(sentence))
+        plain = strip_markers(sentence).strip()
+        markers = list(MARKER.finditer(sentence))
         if not plain or not markers:
             continue
         extra: list[int] = []

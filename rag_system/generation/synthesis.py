@@ -11,7 +11,6 @@ if it is still invalid replace it with an extractive answer or a refusal.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -51,7 +50,7 @@ from rag_system.generation.prompts import (
     strip_labels,
 )
 from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
-from rag_system.generation.terms import ask_coverage, coverage, support
+from rag_system.generation.terms import ask_coverage, coverage, strip_markers, support
 from rag_system.retrieval.packer import EvidenceBlock
 
 log = logging.getLogger(__name__)
@@ -338,7 +337,7 @@ def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptio
     if draft:  # the blocks the draft cited first, its words added to the question's
         named = _cited_numbers(draft)
         chosen = [b for b in chosen if b.number in named] + [b for b in chosen if b.number not in named]
-        draft = " " + re.sub(r"\[\d+(?:\s*[-–,]\s*\d+)*\]", " ", draft)
+        draft = " " + strip_markers(draft)
     found = quote(question + draft, chosen, options.extractive_sentences, options.meaning, asked=question)
     if found is None:
         return None, "no evidence sentence matches the question"

@@ -62,7 +62,7 @@ def term_set(texts: Iterable[str], camel: bool = False) -> set[str]:
                 out.add(previous + s)
             previous, end = (s if w.isalpha() else ""), match.end()
             if w in _NUMBER_WORDS:
-                out.add(_NUMBER_WORDS[w])
+                out.add(stem(_NUMBER_WORDS[w]))  # as a question's key term has it ("three" -> "thre")
             if "_" in w:
                 out.update(stem(part) for part in w.split("_") if part)
             if camel and word[1:] != w[1:] and not word.isupper():  # upper case after the first letter
@@ -203,12 +203,13 @@ def support(sentence: str, block: str) -> float:
     return sum(1 for t in terms if t in present) / len(terms)
 
 
-_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
+#: A citation marker: "[1]", "[2, 3]", "[1-4]".
+MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 
 
 def strip_markers(text: str) -> str:
-    """`text` with its citation markers ("[1]", "[2, 3]", "[1-4]") blanked."""
-    return _MARKER.sub(" ", text)
+    """`text` with its citation markers blanked."""
+    return MARKER.sub(" ", text)
 
 
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|and\s+|the\s+)?[A-Z][\w'-]*)+")
