@@ -17,11 +17,6 @@ by default, hundreds of times per batch. Measured on 2 cores: embedding the
 5,627 windows of the localGPT corpora took 69 s alone and 110 s with the
 whole corpus converting beside it, 71 s with a 0.5 ms interval
 (Documentation/evaluation.md, "Fourth round").
-
-Writes append when no table holds a row of the group's documents (a first
-build, new files): a merge (`merge_insert`) that replaces nothing cost
-twice an append's time and three times its CPU. A document left half
-written by a crash is found by the same check, and replaced as before.
 """
 
 from __future__ import annotations
@@ -33,14 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from rag_system.indexing.sql import documents_where
-
-if TYPE_CHECKING:
-    from rag_system.indexing.manifest import FileRecord
-    from rag_system.indexing.plan import SourceFile
-    from rag_system.indexing.store import ChunkTable
+from typing import Any
 
 #: Files are embedded together until their chunks reach this many (the embedder sorts a group's
 #: texts by length and fills its batches across files).
@@ -186,24 +174,3 @@ def short_switch_interval(seconds: float = BUILD_SWITCH_INTERVAL_S) -> Iterator[
             _interval_users -= 1
             if _interval_users == 0:
                 sys.setswitchinterval(_interval_saved)
-
-
-def holds_any(table: ChunkTable, document_ids: Sequence[str]) -> bool:
-    """Whether any of the index's tables has a row of these documents (or of their parts).
-
-    All three are asked: a crash between the window rows' commit and the chunk rows' leaves rows
-    in the first tables only, and such a document must be replaced, not appended twice.
-    """
-    if not document_ids:
-        return False
-    where = documents_where(document_ids)
-    tables = [table.table, *(side.table for side in (table.windows, table.vectors) if side is not None)]
-    return any(t.count_rows(where) for t in tables)
-
-
-def stale_ids(source: SourceFile, previous: FileRecord | None, shared_elsewhere: bool) -> list[str]:
-    """The document ids whose rows a file's new rows replace: its own, and its previous version's."""
-    stale = [source.document_id]
-    if previous is not None and not shared_elsewhere:
-        stale.append(previous.document_id)
-    return sorted(set(stale))
