@@ -159,6 +159,8 @@ class Settings:
     # (rag_system/indexing/connection.py), and glibc's mmap threshold (rag_system/indexing/allocator.py).
     lancedb_index_cache_mb: int = field(default=512, metadata=_env("LANCEDB_INDEX_CACHE_MB"))
     lancedb_metadata_cache_mb: int = field(default=128, metadata=_env("LANCEDB_METADATA_CACHE_MB"))
+    # Each open index's row address -> chunk id maps (rag_system/retrieval/chunk_runs.py).
+    row_maps: bool = field(default=True, metadata=_env("DOCENT_ROW_MAPS"))
     malloc_mmap_threshold_kb: int = field(default=1024, metadata=_env("DOCENT_MMAP_THRESHOLD_KB"))
     aws_endpoint: str = field(default="", metadata=_env("AWS_ENDPOINT_URL"))
     aws_access_key_id: str = field(default="", metadata=_env("AWS_ACCESS_KEY_ID"))

@@ -28,6 +28,7 @@ from rag_system.retrieval.rerank import (
     load_reranker,
     select_reranked,
 )
+from rag_system.retrieval.row_maps import RowMaps
 from rag_system.retrieval.types import RetrievalOptions, RetrievalResult
 
 
@@ -61,6 +62,8 @@ class RetrievalEngine:
         # Each open table's embedder, found once: looking it up reads the table's schema, a round
         # trip to LanceDB's loop thread on every question otherwise.
         self._embedders: dict[str, Any] = {}
+        # Each open index's row-address maps (rag_system/retrieval/row_maps.py), dropped with its handle.
+        self._maps: dict[str, RowMaps] = {}
         self._lock = threading.Lock()
         self._reranker: tuple[Reranker | None, RerankerStatus] | None = None
 
@@ -103,6 +106,14 @@ class RetrievalEngine:
         with self._lock:
             self._tables.pop(index, None)
             self._embedders.pop(index, None)
+            self._maps.pop(index, None)
+
+    def settle(self, index: str, timeout_s: float = 60.0) -> None:
+        """Wait until `index`'s row maps are made (benchmarks: the state after a server's first question)."""
+        with self._lock:
+            maps = self._maps.get(index)
+        if maps is not None:
+            maps.wait(timeout_s)
 
     def reranker(self) -> tuple[Reranker | None, RerankerStatus]:
         """The configured reranker, loaded on first use (never at start-up)."""
@@ -128,16 +139,17 @@ class RetrievalEngine:
         table = self.table(index)
         with self._lock:
             embedder = self._embedders.get(index)
+            maps = self._maps.setdefault(index, RowMaps()) if self.settings.row_maps else None
         embedder = embedder or self.embedder_for(table)
         try:
-            return self.first_stage.search(table, query, options, embedder)
+            return self.first_stage.search(table, query, options, embedder, maps)
         except (OSError, RuntimeError, ValueError) as exc:
             if not is_missing_file(exc):
                 raise
             # A replica's handle may point at files the writer's cleanup removed: move on, retry once.
             log.info("index %s: %s; checking out the latest version and retrying", index, exc)
             table.checkout_latest()
-            return self.first_stage.search(table, query, options, embedder)
+            return self.first_stage.search(table, query, options, embedder, maps)
 
     def rerank(self, result: RetrievalResult, options: RetrievalOptions) -> RetrievalResult:
         """`result` reranked/selected (`final` set), as a new result; unchanged but for a warning if it cannot be."""

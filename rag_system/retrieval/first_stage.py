@@ -32,6 +32,7 @@ from rag_system.retrieval import legs
 from rag_system.retrieval.filters import compile_filters
 from rag_system.retrieval.fts_query import sanitize_fts_query
 from rag_system.retrieval.query_focus import focus_question
+from rag_system.retrieval.row_maps import RowMaps
 from rag_system.retrieval.types import Candidate, RetrievalModeError, RetrievalOptions, RetrievalResult, check_mode
 
 log = logging.getLogger(__name__)
@@ -63,8 +64,12 @@ class FirstStage:
         self.embedder = embedder
 
     def search(self, table: ChunkTable, query: str, options: RetrievalOptions,
-               embedder: Any | None = None) -> RetrievalResult:
-        """Rank `table`'s chunks for `query`; `embedder` is the index's own (default: this stage's)."""
+               embedder: Any | None = None, maps: RowMaps | None = None) -> RetrievalResult:
+        """Rank `table`'s chunks for `query`; `embedder` is the index's own (default: this stage's).
+
+        `maps` (the engine's, per index) tells the legs their hits' chunk ids
+        from the hits' row addresses (rag_system/retrieval/chunk_runs.py).
+        """
         embedder = embedder or self.embedder
         mode = check_mode(options.mode)
         if options.fusion not in FUSIONS:
@@ -73,7 +78,7 @@ class FirstStage:
         timings: dict[str, float] = {}
         warnings: list[str] = []
         started = time.perf_counter()
-        fts_legs = [legs.fts_leg(table, terms, where, options.per_leg, column, timings)
+        fts_legs = [legs.fts_leg(table, terms, where, options.per_leg, column, timings, maps)
                     for terms, column in (_fts_rankings(table, query, options.fts_exact)
                                           if mode in ("hybrid", "fts_only") else [])]
         # The full-text legs start before the question is embedded: the embedding takes one core
@@ -85,7 +90,7 @@ class FirstStage:
             focus = focus_question(query) if options.query_focus else None
             vectors = list(embedder.embed_queries([query] + ([focus] if focus else [])))
             timings["embed_ms"] = (time.perf_counter() - t0) * 1000
-        vec_legs = [legs.vector_leg(table, vector, where, options.per_leg, timings, ANN_REFINE_FACTOR)
+        vec_legs = [legs.vector_leg(table, vector, where, options.per_leg, timings, ANN_REFINE_FACTOR, maps)
                     for vector in vectors]
         vec_lists = legs.run(vec_legs)
         fts_results = fts_pending.result()

@@ -15,7 +15,9 @@ results; Documentation/evaluation.md, "A million chunks", fourth round).
 Each leg asks exactly what `WindowTable.search_chunks` and
 `WindowVectorTable.search_chunks` ask (the same limits, beam, probes and
 re-scoring), and keeps each chunk's first (best) window with Arrow compute
-kernels, not a Python loop over the hits.
+kernels, not a Python loop over the hits. On a windowed table a leg asks
+only for its hits' scores and row addresses, and learns their chunks from
+the index's row maps (rag_system/retrieval/row_maps.py) where it has them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import pyarrow.compute as pc
 from rag_system.indexing import window_vectors, windows
 from rag_system.indexing.sql import sql_in
 from rag_system.indexing.store import ChunkTable
+from rag_system.retrieval.row_maps import RowMaps, identify
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def best_first(hits: pa.Table, column: str, limit: int) -> tuple[list[str], pa.A
 
 
 async def fts_leg(table: ChunkTable, terms: str, where: str | None, limit: int, column: str,
-                  timings: dict[str, float]) -> Ranking:
+                  timings: dict[str, float], maps: RowMaps | None = None) -> Ranking:
     """Chunks by BM25: on a windowed table by their best window in `column`, else the chunk table's text.
 
     Built inside the coroutine, so that any failure, building included, is
@@ -97,19 +100,21 @@ async def fts_leg(table: ChunkTable, terms: str, where: str | None, limit: int, 
     from lancedb.query import MatchQuery
 
     if table.windows is not None:
-        query = handle(table.windows.table).query().nearest_to_text(MatchQuery(terms, column))
+        source = handle(table.windows.table)
+        query = source.query().nearest_to_text(MatchQuery(terms, column))
         wanted = limit * windows.OVERFETCH
     else:
-        query = handle(table.table).query().nearest_to_text(MatchQuery(terms, "text"))
+        source, maps = handle(table.table), None  # an older layout: chunk rows, no maps
+        query = source.query().nearest_to_text(MatchQuery(terms, "text"))
         wanted = limit
     if where:
         query = query.where(where)
-    query = query.select(["chunk_id", "_score"]).limit(wanted)
-    return await _ranked(query, "_score", limit, lambda scores: scores, timings, f"fts_{column}_ms")
+    return await _ranked(query.limit(wanted), source, maps, "_score", limit, lambda scores: scores, timings,
+                         f"fts_{column}_ms")
 
 
 def vector_leg(table: ChunkTable, vector: Any, where: str | None, limit: int, timings: dict[str, float],
-               refine: int) -> Awaitable[Ranking]:
+               refine: int, maps: RowMaps | None = None) -> Awaitable[Ranking]:
     """Chunks by cosine similarity of their best window (window vector rows, or the multivector column).
 
     `refine` re-scores an older table's multivector IVF_PQ hits with the stored
@@ -119,25 +124,40 @@ def vector_leg(table: ChunkTable, vector: Any, where: str | None, limit: int, ti
     """
     vectors = table.vectors
     if vectors is not None:
-        query = handle(vectors.table).query().nearest_to(vector).column("vector").distance_type("cosine")
+        source = handle(vectors.table)
+        query = source.query().nearest_to(vector).column("vector").distance_type("cosine")
         wanted = limit * window_vectors.OVERFETCH
         if vectors.ann_kind() == "IvfPq":
             query = query.nprobes(window_vectors.PQ_NPROBES).refine_factor(window_vectors.PQ_REFINE)
         else:  # HNSW (the beam), or exact search, which ignores it
             query = query.ef(vectors.search_beam(wanted))
     else:
-        query = (handle(table.table).query().nearest_to(vector).column(table.vector_column)
+        source, maps = handle(table.table), None  # an older layout: chunk rows, no maps
+        query = (source.query().nearest_to(vector).column(table.vector_column)
                  .distance_type("cosine").refine_factor(refine))
         wanted = limit
     if where:
         query = query.where(where)
-    query = query.select(["chunk_id", "_distance"]).limit(wanted)
-    return _ranked(query, "_distance", limit, lambda distances: pc.subtract(1.0, distances), timings, "vector_ms")
+    return _ranked(query.limit(wanted), source, maps, "_distance", limit,
+                   lambda distances: pc.subtract(1.0, distances), timings, "vector_ms")
 
 
-async def _ranked(query: Any, column: str, limit: int, score: Any, timings: dict[str, float], key: str) -> Ranking:
+async def _ranked(query: Any, source: Any, maps: RowMaps | None, column: str, limit: int, score: Any,
+                  timings: dict[str, float], key: str) -> Ranking:
+    """`query`'s chunks, best first: their ids from `source`'s row map when there is one, else read with the hits.
+
+    Without a map yet one is asked for (made in the background); the
+    question does not wait for it.
+    """
     t0 = time.perf_counter()
-    ids, values = best_first(await query.to_arrow(), column, limit)
+    runs = maps.current(source.name) if maps is not None else None
+    if runs is None:
+        if maps is not None:
+            maps.request(source.name, source)
+        hits = await query.select(["chunk_id", column]).to_arrow()
+    else:
+        hits = await identify(maps, source, runs, await query.select([column]).with_row_id().to_arrow())
+    ids, values = best_first(hits, column, limit)
     timings[key] = (time.perf_counter() - t0) * 1000
     return Ranking(ids, score(values).to_pylist())
 

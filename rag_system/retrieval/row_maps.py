@@ -1,0 +1,142 @@
+"""Each index's row-address maps (rag_system/retrieval/chunk_runs.py): made in the background, checked per version.
+
+Why in the background: a map is a scan of a table's `chunk_id` column (0.1 s
+per table at 100,000 chunks, 0.9 s at a million), and a question never
+waits for one: until it is there, a leg reads `chunk_id` from LanceDB as it
+always did, and the ids of rows written after the scan are read for just
+those hits (and the map is made again).
+
+Why checked per version: a table dropped and created again under its name
+(a changed vector layout, a deleted index built anew, or, on a query
+replica, the writer doing either) reuses addresses for other rows. When a
+leg finds its table at a version the map was not checked at, it reads a
+sample of the map's addresses back (one take, once per version); a map
+that disagrees is dropped and made again. The one window this leaves open
+is a table made anew between a leg's search and its version check, with
+the same version number as before; a chunk found through it would still be
+read and cited by its own id and text (Documentation/indexing.md, "Row maps").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rag_system.retrieval.chunk_runs import ChunkRuns, scan
+
+log = logging.getLogger(__name__)
+
+#: A map is made at most this often per table, so that a build's stream of commits does not keep scanning.
+REBUILD_MIN_S = 2.0
+
+
+class RowMaps:
+    """The maps of one index's window tables, by table name; replaced whole, never changed in place."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[str, ChunkRuns] = {}
+        self._checked: dict[str, int] = {}  # the version each current map was last found right at
+        self._building: set[str] = set()
+        self._started: dict[str, float] = {}
+
+    def current(self, name: str) -> ChunkRuns | None:
+        with self._lock:
+            return self._runs.get(name)
+
+    def checked(self, name: str, runs: ChunkRuns, version: int) -> bool:
+        with self._lock:
+            return self._runs.get(name) is runs and self._checked.get(name) == version
+
+    def mark(self, name: str, runs: ChunkRuns, version: int, agrees: bool) -> None:
+        """Record a check of `runs` at `version`: kept if it agreed, dropped if not."""
+        with self._lock:
+            if self._runs.get(name) is not runs:
+                return
+            if agrees:
+                self._checked[name] = version
+            else:
+                del self._runs[name]
+                self._checked.pop(name, None)
+
+    def request(self, name: str, handle: Any) -> None:
+        """Make `name`'s map again on a background thread, unless one is being made or was just started."""
+        now = time.monotonic()
+        with self._lock:
+            if name in self._building or now - self._started.get(name, -REBUILD_MIN_S) < REBUILD_MIN_S:
+                return
+            self._building.add(name)
+            self._started[name] = now
+        threading.Thread(target=self._build, args=(name, handle), daemon=True, name="docent-row-map").start()
+
+    def wait(self, timeout_s: float = 60.0) -> None:
+        """Until no map is being made (tests, benchmarks: a map requested now is then there)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._building:
+                    return
+            time.sleep(0.01)
+
+    def _build(self, name: str, handle: Any) -> None:
+        runs: ChunkRuns | None = None
+        t0 = time.perf_counter()
+        try:
+            runs = _on_loop(scan(handle))
+        except Exception as exc:  # the legs go on reading ids from LanceDB
+            log.warning("row map of %s not made: %s", name, exc)
+        finally:
+            with self._lock:
+                self._building.discard(name)
+                if runs is not None:
+                    self._runs[name], self._checked[name] = runs, runs.version
+        if runs is not None:
+            log.info("row map of %s: %d runs, %.1f MB, %.2f s", name, len(runs.starts), runs.nbytes / 2**20,
+                     time.perf_counter() - t0)
+
+
+async def identify(maps: RowMaps, handle: Any, runs: ChunkRuns, hits: pa.Table) -> pa.Table:
+    """`hits` (with `_rowid`) with `chunk_id` from `runs`, read from `handle` only where the map cannot say.
+
+    Hits whose rows are gone by the time they are read (a delete between
+    the search and the read) are left out, as the rows lookup would.
+    """
+    name = handle.name
+    version = await handle.version()
+    if not maps.checked(name, runs, version):
+        read = await handle.take_row_ids(runs.sample().tolist()).select(["chunk_id"]).with_row_id().to_arrow()
+        agrees = runs.agrees(read)
+        maps.mark(name, runs, version, agrees)
+        if not agrees:
+            log.info("row map of %s does not match version %d; making it again", name, version)
+            maps.request(name, handle)
+            return await _read_ids(handle, hits, pa.nulls(hits.num_rows, pa.string()))
+    ids, missed = runs.lookup(hits.column("_rowid").to_numpy())
+    if missed.any():
+        maps.request(name, handle)  # rows written after the scan
+        return await _read_ids(handle, hits, ids)
+    return hits.drop_columns(["_rowid"]).append_column("chunk_id", ids)
+
+
+async def _read_ids(handle: Any, hits: pa.Table, ids: pa.Array) -> pa.Table:
+    """Fill the null `ids` of `hits` with the rows' `chunk_id` from LanceDB; drop the hits it no longer has."""
+    rowids = hits.column("_rowid")
+    wanted = pc.filter(rowids, pc.is_null(ids))
+    read = await handle.take_row_ids(wanted.to_pylist()).select(["chunk_id"]).with_row_id().to_arrow()
+    found = read.column("chunk_id").take(pc.index_in(rowids, value_set=read.column("_rowid")))
+    ids = pc.coalesce(ids, found)
+    return hits.drop_columns(["_rowid"]).append_column("chunk_id", ids).filter(pc.is_valid(ids))
+
+
+def _on_loop(coroutine: Coroutine[Any, Any, ChunkRuns]) -> ChunkRuns:
+    """Run `coroutine` on LanceDB's event loop (the asynchronous handles belong to it) and wait here."""
+    from lancedb.background_loop import LOOP
+
+    return asyncio.run_coroutine_threadsafe(coroutine, LOOP.loop).result()
