@@ -129,9 +129,9 @@ async def _read_ids(handle: Any, hits: pa.Table, ids: pa.Array) -> pa.Table:
     """Fill the null `ids` of `hits` with the rows' `chunk_id` from LanceDB; drop the hits it no longer has."""
     rowids = hits.column("_rowid")
     wanted = pc.filter(rowids, pc.is_null(ids))
-    read = await handle.take_row_ids(wanted.to_pylist()).select(["chunk_id"]).with_row_id().to_arrow()
-    found = read.column("chunk_id").take(pc.index_in(rowids, value_set=read.column("_rowid")))
-    ids = pc.coalesce(ids, found)
+    if len(wanted):
+        read = await handle.take_row_ids(wanted.to_pylist()).select(["chunk_id"]).with_row_id().to_arrow()
+        ids = pc.coalesce(ids, read.column("chunk_id").take(pc.index_in(rowids, value_set=read.column("_rowid"))))
     return hits.drop_columns(["_rowid"]).append_column("chunk_id", ids).filter(pc.is_valid(ids))
 
 

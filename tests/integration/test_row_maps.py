@@ -154,6 +154,9 @@ def test_hits_the_map_lacks_are_read_from_the_table(tmp_path: Path) -> None:
     [named] = legs.run([identify(maps, handle, maps.current(handle.name), hits)])  # type: ignore[arg-type]
     assert named.column("chunk_id").to_pylist() == list(truth.values())
     assert named.column("_score").to_pylist() == list(range(len(truth)))
+    nothing = hits.slice(0, 0)
+    [empty] = legs.run([identify(maps, handle, maps.current(handle.name), nothing)])  # type: ignore[arg-type]
+    assert empty.num_rows == 0 and empty.column_names == ["_score", "chunk_id"]
 
 
 def test_a_map_of_other_rows_is_caught_and_dropped(index, embedder) -> None:  # type: ignore[no-untyped-def]
