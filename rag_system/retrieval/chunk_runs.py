@@ -2,16 +2,17 @@
 
 Why: each leg read the `chunk_id` of every hit from LanceDB (150 full-text
 hits per ranking, 200 vector hits), a take of scattered rows that cost
-~1.2-1.5 ms a leg; at 100,000 chunks the legs without those reads made the
-first stage 3.7 ms faster at p50 (19.5 -> 15.8 ms; Documentation/
-evaluation.md, "Sixth round"). A hit's `_rowid` comes with it for nothing.
+~1.2-1.5 ms a leg; at 100,000 chunks the first stage without those reads
+took 16.8-17.1 ms p50 against 20.4 (Documentation/evaluation.md, "Sixth
+round"). A hit's `_rowid` comes with it for nothing.
 
 Without stable row ids, LanceDB's row id is the row's address (fragment id
 << 32 | offset). A fragment's rows never change in a table's history:
 appends and compaction write fragments with new ids (an overwrite keeps
 counting them), a delete only hides rows. So an address names the same row
 for as long as the table is not dropped and created again under its name,
-which `validate` checks by reading a sample of the addresses back.
+which `agrees` catches from a sample of the addresses read back
+(`row_maps.identify`, at each table version a leg finds).
 
 The map is held as runs of consecutive addresses of one chunk (a chunk's
 windows are written together), so it grows with the chunks, not the

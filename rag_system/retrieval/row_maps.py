@@ -111,8 +111,9 @@ async def identify(maps: RowMaps, handle: Any, runs: ChunkRuns, hits: pa.Table) 
     name = handle.name
     version = await handle.version()
     if not maps.checked(name, runs, version):
-        read = await handle.take_row_ids(runs.sample().tolist()).select(["chunk_id"]).with_row_id().to_arrow()
-        agrees = runs.agrees(read)
+        sample = runs.sample()  # an empty map (of an empty table) has nothing to read back
+        agrees = bool(len(sample)) and runs.agrees(
+            await handle.take_row_ids(sample.tolist()).select(["chunk_id"]).with_row_id().to_arrow())
         maps.mark(name, runs, version, agrees)
         if not agrees:
             log.info("row map of %s does not match version %d; making it again", name, version)

@@ -80,6 +80,20 @@ def test_the_sample_check_follows_the_tables_history(tmp_path: Path) -> None:
     assert _scan(remade).agrees(_sample_read(remade, _scan(remade)))
 
 
+def test_a_map_of_an_empty_table_gives_way_to_its_rows(tmp_path: Path) -> None:
+    table = lancedb.connect(tmp_path).create_table("w", schema=_windows(["x"], 1).schema)
+    runs, maps = _scan(table), RowMaps()
+    assert len(runs.starts) == 0
+    handle = legs.handle(table)
+    maps._runs[handle.name], maps._checked[handle.name] = runs, runs.version
+    table.add(_windows([uuid.uuid4().hex for _ in range(4)], 2))
+    truth = _truth(table)
+    hits = pa.table({"_score": np.ones(len(truth), np.float32), "_rowid": pa.array(list(truth), pa.uint64())})
+    [named] = legs.run([identify(maps, handle, runs, hits)])
+    assert named.column("chunk_id").to_pylist() == list(truth.values())
+    assert maps.current(handle.name) is not runs  # dropped at the new version, made again
+
+
 @pytest.fixture()
 def index(tmp_path: Path, embedder) -> tuple[ChunkTable, object, Path]:  # type: ignore[no-untyped-def]
     from rag_system.config import load_settings
