@@ -15,6 +15,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -169,7 +170,23 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
                 return EXIT_INTERRUPTED
             return code
     finally:
+        _remove(workdir)
+
+
+def _remove(workdir: Path, patience_s: float = 5.0) -> None:
+    """Delete the temporary store, again until it is gone or `patience_s` passed.
+
+    Why again: a signal interrupts the main thread while LanceDB's own loop
+    may still be writing a table it was asked to create; files it adds after
+    the first pass listed the folder would otherwise stay behind (CI saw it
+    once in the SIGTERM test).
+    """
+    deadline = time.monotonic() + patience_s
+    while True:
         shutil.rmtree(workdir, ignore_errors=True)
+        if not workdir.exists() or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], cancel: threading.Event) -> int:
