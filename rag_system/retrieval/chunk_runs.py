@@ -36,7 +36,7 @@ _NIBBLE = np.full(256, 255, dtype=np.uint8)
 _NIBBLE[_HEX] = np.arange(16, dtype=np.uint8)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a map is one object: compared by identity, never element-wise
 class ChunkRuns:
     """Runs of a table's rows, ascending by address: `starts[i]`..`starts[i] + lengths[i]` hold chunk `ids[i]`."""
 

@@ -139,7 +139,9 @@ class RetrievalEngine:
         table = self.table(index)
         with self._lock:
             embedder = self._embedders.get(index)
-            maps = self._maps.setdefault(index, RowMaps()) if self.settings.row_maps else None
+            maps = self._maps.get(index)
+            if maps is None and self.settings.row_maps:
+                maps = self._maps[index] = RowMaps()
         embedder = embedder or self.embedder_for(table)
         try:
             return self.first_stage.search(table, query, options, embedder, maps)

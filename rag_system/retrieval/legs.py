@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from rag_system.indexing import window_vectors, windows
 from rag_system.indexing.sql import sql_in
 from rag_system.indexing.store import ChunkTable
+from rag_system.retrieval.lance_loop import submit
 from rag_system.retrieval.row_maps import RowMaps, identify
 
 
@@ -60,8 +61,6 @@ def handle(table: Any) -> Any:
 
 def start(coroutines: Sequence[Awaitable[Any]]) -> Future[list[Any]]:
     """`coroutines` started together on LanceDB's loop; the future's list holds a failed one's exception."""
-    from lancedb.background_loop import LOOP
-
     if not coroutines:  # a mode without this kind of leg: no hand-over at all
         done: Future[list[Any]] = Future()
         done.set_result([])
@@ -70,7 +69,7 @@ def start(coroutines: Sequence[Awaitable[Any]]) -> Future[list[Any]]:
     async def together() -> list[Any]:
         return await asyncio.gather(*coroutines, return_exceptions=True)
 
-    return asyncio.run_coroutine_threadsafe(together(), LOOP.loop)
+    return submit(together())
 
 
 def run(coroutines: Sequence[Awaitable[Any]]) -> list[Any]:

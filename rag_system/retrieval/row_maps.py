@@ -19,17 +19,16 @@ read and cited by its own id and text (Documentation/indexing.md, "Row maps").
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
-from collections.abc import Coroutine
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rag_system.retrieval.chunk_runs import ChunkRuns, scan
+from rag_system.retrieval.lance_loop import submit
 
 log = logging.getLogger(__name__)
 
@@ -41,35 +40,42 @@ class RowMaps:
     """The maps of one index's window tables, by table name; replaced whole, never changed in place."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._runs: dict[str, ChunkRuns] = {}
-        self._checked: dict[str, int] = {}  # the version each current map was last found right at
+        self._changed = threading.Condition()
+        # Per table, its map and the table version it was last found right at (None: not yet checked).
+        self._held: dict[str, tuple[ChunkRuns, int | None]] = {}
         self._building: set[str] = set()
         self._started: dict[str, float] = {}
 
     def current(self, name: str) -> ChunkRuns | None:
-        with self._lock:
-            return self._runs.get(name)
+        with self._changed:
+            held = self._held.get(name)
+        return held[0] if held is not None else None
+
+    def hold(self, name: str, runs: ChunkRuns, checked_at: int | None) -> None:
+        """Use `runs` for `name` from now on, known right at table version `checked_at` (None: not checked)."""
+        with self._changed:
+            self._held[name] = (runs, checked_at)
 
     def checked(self, name: str, runs: ChunkRuns, version: int) -> bool:
-        with self._lock:
-            return self._runs.get(name) is runs and self._checked.get(name) == version
+        with self._changed:
+            held = self._held.get(name)
+        return held is not None and held[0] is runs and held[1] == version
 
     def mark(self, name: str, runs: ChunkRuns, version: int, agrees: bool) -> None:
         """Record a check of `runs` at `version`: kept if it agreed, dropped if not."""
-        with self._lock:
-            if self._runs.get(name) is not runs:
+        with self._changed:
+            held = self._held.get(name)
+            if held is None or held[0] is not runs:
                 return
             if agrees:
-                self._checked[name] = version
+                self._held[name] = (runs, version)
             else:
-                del self._runs[name]
-                self._checked.pop(name, None)
+                del self._held[name]
 
     def request(self, name: str, handle: Any) -> None:
         """Make `name`'s map again on a background thread, unless one is being made or was just started."""
         now = time.monotonic()
-        with self._lock:
+        with self._changed:
             if name in self._building or now - self._started.get(name, -REBUILD_MIN_S) < REBUILD_MIN_S:
                 return
             self._building.add(name)
@@ -78,25 +84,22 @@ class RowMaps:
 
     def wait(self, timeout_s: float = 60.0) -> None:
         """Until no map is being made (tests, benchmarks: a map requested now is then there)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            with self._lock:
-                if not self._building:
-                    return
-            time.sleep(0.01)
+        with self._changed:
+            self._changed.wait_for(lambda: not self._building, timeout_s)
 
     def _build(self, name: str, handle: Any) -> None:
         runs: ChunkRuns | None = None
         t0 = time.perf_counter()
         try:
-            runs = _on_loop(scan(handle))
+            runs = submit(scan(handle)).result()
         except Exception as exc:  # the legs go on reading ids from LanceDB
             log.warning("row map of %s not made: %s", name, exc)
         finally:
-            with self._lock:
+            with self._changed:
                 self._building.discard(name)
                 if runs is not None:
-                    self._runs[name], self._checked[name] = runs, runs.version
+                    self._held[name] = (runs, runs.version)
+                self._changed.notify_all()
         if runs is not None:
             log.info("row map of %s: %d runs, %.1f MB, %.2f s", name, len(runs.starts), runs.nbytes / 2**20,
                      time.perf_counter() - t0)
@@ -135,9 +138,3 @@ async def _read_ids(handle: Any, hits: pa.Table, ids: pa.Array) -> pa.Table:
         ids = pc.coalesce(ids, read.column("chunk_id").take(pc.index_in(rowids, value_set=read.column("_rowid"))))
     return hits.drop_columns(["_rowid"]).append_column("chunk_id", ids).filter(pc.is_valid(ids))
 
-
-def _on_loop(coroutine: Coroutine[Any, Any, ChunkRuns]) -> ChunkRuns:
-    """Run `coroutine` on LanceDB's event loop (the asynchronous handles belong to it) and wait here."""
-    from lancedb.background_loop import LOOP
-
-    return asyncio.run_coroutine_threadsafe(coroutine, LOOP.loop).result()
