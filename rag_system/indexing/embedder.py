@@ -360,17 +360,29 @@ _shared_lock = threading.Lock()
 
 
 def shared_embedder(settings: Settings) -> Any:
-    """One loaded model per process and configuration (models are read-only): `EMBEDDER` picks which."""
-    kind = "e5-small" if settings.embedder == "e5-small" else "minilm"  # `auto` loads minilm up front
+    """One loaded model per process and configuration (models are read-only): `EMBEDDER` picks which,
+    `auto` the English default (rag_system/indexing/embedders.py)."""
+    from rag_system.indexing.embedders import default_name
+
+    kind = default_name(settings)
     key = (kind, settings.embedding_model, settings.embedding_batch_size,
            settings.embedding_max_tokens, settings.torch_threads, settings.embedding_precision,
-           settings.embedding_device, settings.embedding_query_runtime, settings.embedding_onnx_dir)
+           settings.embedding_device, settings.embedding_query_runtime, settings.embedding_onnx_dir,
+           settings.models_dir)
     with _shared_lock:
         if key not in _shared:
-            if kind == "e5-small":
-                from rag_system.indexing.e5 import E5Embedder
-
-                _shared[key] = E5Embedder(threads=settings.torch_threads)
-            else:
-                _shared[key] = Embedder.from_settings(settings)
+            _shared[key] = _load(kind, settings)
         return _shared[key]
+
+
+def _load(kind: str, settings: Settings) -> Any:
+    if kind == "e5-small":
+        from rag_system.indexing.e5 import E5Embedder
+
+        return E5Embedder(threads=settings.torch_threads)
+    if kind.startswith("bge-small"):
+        from rag_system.indexing.onnx_embedder import bge_embedder
+
+        return bge_embedder(kind, settings.models_dir, settings.embedding_batch_size,
+                            settings.embedding_max_tokens, settings.torch_threads)
+    return Embedder.from_settings(settings)

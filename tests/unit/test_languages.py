@@ -50,14 +50,18 @@ def test_settings_check_embedder_and_language() -> None:
 
 def test_embedder_registry() -> None:
     settings = load_settings(environ={}, dotenv_path=None)
-    assert CHOICES == ("auto", "minilm", "e5-small")
+    assert CHOICES == ("auto", "minilm", "bge-small", "bge-small-fp32", "e5-small")
     assert check_name("e5-small") == "e5-small"
     with pytest.raises(UnknownEmbedderError, match="minilm"):
         check_name("bert")
     assert name_for_model(PACKAGED_MODEL_ID, settings) == "minilm"
     assert name_for_model(E5_MODEL_ID, settings) == "e5-small"
     assert name_for_model("someone/else", settings) is None
-    assert {row["name"] for row in listing(settings)} == {"minilm", "e5-small"}
+    assert name_for_model("BAAI/bge-small-en-v1.5 (onnx int8)", settings) == "bge-small"
+    assert name_for_model("BAAI/bge-small-en-v1.5 (onnx fp32)", settings) == "bge-small-fp32"
+    rows = listing(settings)
+    assert {row["name"] for row in rows} == {"minilm", "bge-small", "bge-small-fp32", "e5-small"}
+    assert sum(row["auto_english"] for row in rows) == 1  # what EMBEDDER=auto builds English with
 
 
 def test_cjk_query_runs_are_cut_not_dropped() -> None:
