@@ -14,6 +14,7 @@ METRICS = ("recall@5", "recall@10", "recall@20", "mrr", "ndcg@10")
 def summarise(corpus: Corpus, arm: dict[str, Any], results: list[tuple[GoldRow, Any]]) -> dict[str, Any]:
     rows_out: list[dict[str, Any]] = []
     latencies: list[float] = []
+    rerank_latencies: list[float] = []
     per_metric: dict[str, list[float]] = defaultdict(list)
     slices: dict[str, dict[str, list[dict[str, float]]]] = defaultdict(lambda: defaultdict(list))
     for row, result in results:
@@ -25,6 +26,12 @@ def summarise(corpus: Corpus, arm: dict[str, Any], results: list[tuple[GoldRow, 
         for name in METRICS:
             per_metric[name].append(first[name])
         per_metric["ndcg@10_final"].append(final["ndcg@10"])
+        reranked = getattr(result, "reranked", None)
+        if reranked:  # every first-stage candidate in the reranker's order (unscored ones last)
+            after = row_metrics([r.candidate.text for r in reranked], row, corpus.case_sensitive)
+            for name in METRICS:
+                per_metric[f"{name}_reranked"].append(after[name])
+            rerank_latencies.append(result.timings_ms.get("rerank_ms", 0.0))
         latency = result.timings_ms.get("first_stage_ms", 0.0)
         latencies.append(latency)
         for dim, value in row.dimensions:
@@ -41,6 +48,8 @@ def summarise(corpus: Corpus, arm: dict[str, Any], results: list[tuple[GoldRow, 
         "arm": arm,
         "metrics": {name: round(mean(values), 4) for name, values in per_metric.items()},
         "latency_ms": {"p50": round(percentile(latencies, 0.5), 2), "p95": round(percentile(latencies, 0.95), 2)},
+        **({"rerank_ms": {"p50": round(percentile(rerank_latencies, 0.5), 2),
+                          "p95": round(percentile(rerank_latencies, 0.95), 2)}} if rerank_latencies else {}),
         "slices": {dim: {value: {m: round(mean([r[m] for r in rs]), 4) for m in ("recall@10", "ndcg@10")}
                          | {"n": len(rs)} for value, rs in sorted(values.items())}
                    for dim, values in sorted(slices.items())},
@@ -53,6 +62,21 @@ def _first_relevant(texts: list[str], row: GoldRow, corpus: Corpus) -> int | Non
         if any(hit):
             return rank
     return None
+
+
+def format_quality_table(runs: list[dict[str, Any]]) -> str:
+    """One Markdown row per run: first stage and, when a reranker ran, the reranked order, with p50s."""
+    lines = ["| corpus | embedder | rerank | nDCG@10 | R@10 | R@20 | first stage p50 ms | rerank p50 ms |",
+             "|---|---|---|---|---|---|---|---|"]
+    for run in runs:
+        m, reranked = run["metrics"], "ndcg@10_reranked" in run["metrics"]
+        for suffix in ("", "_reranked") if reranked else ("",):
+            lines.append(
+                f"| {run['corpus']} | {run['arm'].get('embedder', 'minilm')} | {'on' if suffix else 'off'} | "
+                + " | ".join(f"{m[name + suffix]:.3f}" for name in ("ndcg@10", "recall@10", "recall@20"))
+                + f" | {run['latency_ms']['p50']:.1f} | "
+                + (f"{run['rerank_ms']['p50']:.0f} |" if suffix else "– |"))
+    return "\n".join(lines)
 
 
 def format_table(runs: list[dict[str, Any]]) -> str:

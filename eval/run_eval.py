@@ -28,7 +28,7 @@ from eval.corpora import (
     known_corpora,
     load_gold,
 )
-from eval.report import format_table, summarise
+from eval.report import format_quality_table, format_table, summarise
 
 MODES = ("hybrid", "vector_only", "fts_only")
 log = logging.getLogger("eval.run_eval")
@@ -139,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         sys.stderr.write("error: missing evaluation data: " + ", ".join(missing) + "\n")
         return 2
-    names = [n.strip() for n in args.embedders.split(",")] if args.embedders else \
-        ["minilm" if settings.embedder == "auto" else settings.embedder]
+    from rag_system.indexing.embedders import default_name
+
+    names = [n.strip() for n in args.embedders.split(",")] if args.embedders else [default_name(settings)]
     all_runs: list[dict[str, Any]] = []
     for name in names:
         arm_settings = settings if name == settings.embedder else settings.with_overrides(embedder=name)
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
     if len(corpora) > 1 or args.compare_modes or len(names) > 1:
         sys.stdout.write("\n== summary\n" + format_table(all_runs) + "\n")
+    sys.stdout.write("\n" + format_quality_table(all_runs) + "\n")
     if args.json_out:
         payload: Any = all_runs[0] if len(all_runs) == 1 else all_runs
         args.json_out.write_text(json.dumps(payload, indent=2))

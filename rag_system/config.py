@@ -96,6 +96,8 @@ class Settings:
     reranker_model: str = field(default="", metadata=_env("RERANKER_MODEL"))
     # Off by default: no benchmark here has shown a reranker that helps yet.
     rerank: bool = field(default=False, metadata=_env("RERANK"))
+    # The reranker reads the first stage's top this many chunks (0 = all of them).
+    rerank_depth: int = field(default=20, metadata=_env("RERANK_DEPTH"))
     reranker_min_score: float = field(default=0.5, metadata=_env("RERANKER_MIN_SCORE"))
     reranker_min_keep: int = field(default=3, metadata=_env("RERANKER_MIN_KEEP"))
     reranker_top_k: int = field(default=8, metadata=_env("RERANKER_TOP_K"))
@@ -207,7 +209,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
 _PRECISIONS = ("auto", "fp32", "bf16")
-_EMBEDDERS = ("auto", "minilm", "e5-small")  # rag_system/indexing/embedders.py
+_EMBEDDERS = ("auto", "minilm", "bge-small", "bge-small-fp32", "e5-small")  # rag_system/indexing/embedders.py
 _FTS_LANGUAGES = ("auto", "en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "ru", "id",
                   "ja", "zh", "ko")  # rag_system/indexing/languages.py
 _CONTEXTS = ("none", "headings", "document")
@@ -257,7 +259,7 @@ def _validated(settings: Settings) -> Settings:
     if settings.reranker_top_k <= 0:
         raise ConfigError(f"RERANKER_TOP_K must be > 0, got {settings.reranker_top_k}")
     for name in ("chunk_overlap_sentences", "chunk_window_tokens", "ann_min_chunks", "ocr_min_chars", "torch_threads",
-                 "reranker_min_keep", "context_window_size", "llm_threads", "extractive_sentences"):
+                 "reranker_min_keep", "rerank_depth", "context_window_size", "llm_threads", "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
     if settings.llm_gpu_layers < -1:

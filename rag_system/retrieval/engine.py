@@ -20,6 +20,7 @@ from rag_system.config import Settings
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.embedders import embedder_named, name_for_model
 from rag_system.indexing.store import ChunkTable, is_missing_file, open_store
+from rag_system.retrieval.cross_encoder import rerank_scores
 from rag_system.retrieval.first_stage import FirstStage
 from rag_system.retrieval.rerank import (
     Reranker,
@@ -72,7 +73,7 @@ class RetrievalEngine:
         s = self.settings
         base = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
                 "fts_weight": s.fts_weight, "vector_weight": s.vector_weight, "fts_exact": s.fts_exact,
-                "query_focus": s.query_focus, "rerank": s.rerank,
+                "query_focus": s.query_focus, "rerank": s.rerank, "rerank_depth": s.rerank_depth,
                 "min_score": s.reranker_min_score, "min_keep": s.reranker_min_keep,
                 "top_k": s.reranker_top_k}
         base.update({k: v for k, v in overrides.items() if v is not None})
@@ -119,7 +120,7 @@ class RetrievalEngine:
         """The configured reranker, loaded on first use (never at start-up)."""
         with self._lock:
             if self._reranker is None:
-                self._reranker = load_reranker(self.settings.reranker_model)
+                self._reranker = load_reranker(self.settings.reranker_model, models_dir=self.settings.models_dir)
             return self._reranker
 
     def retrieve(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:
@@ -161,7 +162,7 @@ class RetrievalEngine:
             return replace(result, warnings=[*result.warnings, f"reranking skipped: {why}"])
         t0 = time.perf_counter()
         try:
-            scores = reranker.score(result.query, [c.text for c in result.candidates])
+            scores = rerank_scores(reranker, result.query, result.candidates, options.rerank_depth)
         except (RerankerLoadError, RuntimeError, ValueError) as exc:
             log.warning("reranker %s failed, keeping first-stage order: %s", reranker.name, exc)
             return replace(result, warnings=[*result.warnings,

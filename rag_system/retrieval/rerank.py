@@ -197,26 +197,29 @@ def reranker_kind(spec: str) -> str:
     return KIND_CROSS_ENCODER
 
 
-_CACHE: dict[tuple[str, str | None, int], tuple[Reranker | None, RerankerStatus]] = {}
+_CACHE: dict[tuple[str, str | None, int, str], tuple[Reranker | None, RerankerStatus]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def load_reranker(spec: str, *, device: str | None = None,
-                  n_gpu_layers: int = 0) -> tuple[Reranker | None, RerankerStatus]:
+def load_reranker(spec: str, *, device: str | None = None, n_gpu_layers: int = 0,
+                  models_dir: str = "") -> tuple[Reranker | None, RerankerStatus]:
     """Build (once per process and arguments) the reranker named by RERANKER_MODEL.
 
     `""` disables the stage. `llm:<path>` or a path ending in `.gguf` selects
-    the LLM yes/no judge; anything else (`cross-encoder:<id>` or a bare
-    local folder / cached model id) a cross-encoder. `device` is for the
+    the LLM yes/no judge; `ms-marco-minilm` (the model files' cross-encoder,
+    `models_dir`) or a folder holding `model.onnx` and `tokenizer.json` the
+    ONNX Runtime cross-encoder (rag_system/retrieval/cross_encoder.py);
+    anything else (`cross-encoder:<id>` or a bare local folder / cached model
+    id) a cross-encoder through `rerankers`. `device` is for the
     cross-encoder (None = CUDA when available), `n_gpu_layers` for the GGUF
     judge. Failures are logged, cached (a broken setting is not retried on
     every request) and returned as the status; this function never raises.
     """
-    key = (spec, device, n_gpu_layers)
+    key = (spec, device, n_gpu_layers, models_dir)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is None:
-            hit = _load(spec, device, n_gpu_layers)
+            hit = _load(spec, device, n_gpu_layers, models_dir)
             _CACHE[key] = hit
         return hit
 
@@ -227,7 +230,8 @@ def forget_rerankers() -> None:
         _CACHE.clear()
 
 
-def _load(spec: str, device: str | None, n_gpu_layers: int) -> tuple[Reranker | None, RerankerStatus]:
+def _load(spec: str, device: str | None, n_gpu_layers: int,
+          models_dir: str) -> tuple[Reranker | None, RerankerStatus]:
     kind = reranker_kind(spec)
     if kind == KIND_NONE:
         return None, RerankerStatus(configured=spec, loaded=False, kind=KIND_NONE)
@@ -239,7 +243,13 @@ def _load(spec: str, device: str | None, n_gpu_layers: int) -> tuple[Reranker | 
 
             reranker = LlmYesNoReranker(target.removeprefix(LLM_PREFIX), n_gpu_layers=n_gpu_layers)
         else:
-            reranker = CrossEncoderReranker(target.removeprefix(CROSS_ENCODER_PREFIX), device=device)
+            from rag_system.retrieval.cross_encoder import PACKAGED_NAME, is_onnx_folder, load_onnx_cross_encoder
+
+            model = target.removeprefix(CROSS_ENCODER_PREFIX)
+            if model == PACKAGED_NAME or is_onnx_folder(model):
+                reranker = load_onnx_cross_encoder(model, models_dir)
+            else:
+                reranker = CrossEncoderReranker(model, device=device)
     except RerankerLoadError as exc:
         log.warning("reranker %r not loaded, rerank stage skipped: %s", spec, exc)
         return None, RerankerStatus(configured=spec, loaded=False, kind=kind, error=str(exc))

@@ -38,6 +38,7 @@ class RetrievalOptions:
     query_focus: bool = True  # also rank by the question sentence of a compound query (shares vector_weight)
     leg_k: int = 0  # candidates per leg; 0 = max(2k, 50)
     rerank: bool = False
+    rerank_depth: int = 20  # the reranker reads the first stage's top this many (0 = all)
     min_score: float = 0.5
     min_keep: int = 3
     top_k: int = 8
