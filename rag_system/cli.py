@@ -44,6 +44,12 @@ def _parser() -> argparse.ArgumentParser:
     idx.add_argument("--local", action="store_true",
                      help="build in this process even when a RAG API serves the same store")
 
+    emb = sub.add_parser("reembed", help="re-embed an index with another embedder (its files are not read again)")
+    emb.add_argument("--index", required=True, help="index name")
+    emb.add_argument("--embedder", required=True, metavar="NAME",
+                     help="the embedder to move the index to (`embedders` lists them; auto = English's default)")
+    emb.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+
     ret = sub.add_parser("retrieve", help="rank evidence for a query (no answer)")
     ret.add_argument("query", help="the question or search text")
     ret.add_argument("--index", required=True, help="index name")
@@ -74,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_index(args, settings)
     if args.command == "retrieve":
         return _cmd_retrieve(args, settings)
+    if args.command == "reembed":
+        from rag_system.reembed_cli import run_reembed
+
+        return run_reembed(args, settings)
     if args.command == "chat":
         return run_chat(args, settings)
     if args.command in ("summarize", "compare"):

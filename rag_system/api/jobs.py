@@ -30,6 +30,7 @@ from rag_system.indexing.builder import BuildCancelled, build_index
 from rag_system.indexing.embedder import Embedder
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
+from rag_system.indexing.reembed import STAGING_SUFFIX
 from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
 from rag_system.indexing.sync_state import SyncRun, sync_table_name
 from rag_system.indexing.window_vectors import VECTORS_SUFFIX
@@ -329,7 +330,7 @@ class JobQueue:
         existed = table_exists(db, name)
         # Every table of the index: chunks, their full-text windows and window vectors, the manifest.
         for table in (name, name + WINDOWS_SUFFIX, name + VECTORS_SUFFIX, manifest_table_name(index),
-                      sync_table_name(index)):
+                      sync_table_name(index), name + STAGING_SUFFIX):
             if table_exists(db, table):
                 db.drop_table(table)
         return existed

@@ -19,6 +19,8 @@ from rag_system.chunking.cohesion import best_break, gap_cohesion
 from rag_system.chunking.locations import Lines, block_lines, location_metadata, sentence_lines
 from rag_system.chunking.sentences import split_sentences
 from rag_system.chunking.table_rows import row_metadata, split_rows
+from rag_system.chunking.window_spans import KEY as VECTOR_WINDOWS
+from rag_system.chunking.window_spans import spans_of
 from rag_system.ingestion.types import Block, ConvertedDocument, TableRows
 
 TokenCounter = Callable[[list[str]], list[int]]
@@ -139,9 +141,17 @@ def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: Token
             windows = _windows(units, sec.prefix, sec.prefix_tokens, options, count_tokens) \
                 if options.window_tokens else ((), 0)
             pieces.append((sec.path, sec.prefix, sec.prefix_tokens, units, windows))
-    return [replace(_make_chunk(doc, document_id, options.version, ordinal, path, units, prefix, prefix_tokens),
-                    windows=windows[0], vector_only_windows=windows[1])
+    return [with_windows(_make_chunk(doc, document_id, options.version, ordinal, path, units, prefix, prefix_tokens),
+                          prefix, *windows)
             for ordinal, (path, prefix, prefix_tokens, units, windows) in enumerate(pieces)]
+
+
+def with_windows(chunk: Chunk, prefix: str, windows: tuple[str, ...], vector_only: int) -> Chunk:
+    """`chunk` with its windows, and where its vector-only ones are in its metadata (window_spans.py)."""
+    record = spans_of(chunk.text, prefix, windows, vector_only) if vector_only else None
+    metadata = {**chunk.metadata, VECTOR_WINDOWS: record} if record else chunk.metadata
+    return replace(chunk, windows=windows, vector_only_windows=vector_only, metadata=metadata)
+
 
 
 def _section(name: str, heading_path: tuple[str, ...], blocks: list[Block], count_tokens: TokenCounter,

@@ -67,8 +67,9 @@ class EmbedderMismatchError(DomainError, RuntimeError):
         super().__init__(
             f"index {index!r} was built with embedding model {table_model!r} ({table_dim}-d) "
             f"but the configured model is {ours.model_id!r} ({ours.dimension}-d); "
-            "an index keeps the embedder it was built with: rebuild it (or build a new index) to use "
-            f"another one, or, for a custom model, set EMBEDDING_MODEL={table_model!r}"
+            "an index keeps the embedder it was built with: re-embed it (`python -m rag_system reembed "
+            f"--index {index} --embedder <name>`), rebuild it or build a new index to use another one, "
+            f"or, for a custom model, set EMBEDDING_MODEL={table_model!r}"
         )
         self.table_model = table_model
 
