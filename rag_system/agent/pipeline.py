@@ -94,6 +94,7 @@ class ChatResponse:
     cached: bool = False
     inspector: dict[str, Any] | None = None
     document_scope: dict[str, Any] | None = None
+    models: dict[str, Any] | None = None  # the embedders and the reranker the question used
 
     def to_json(self) -> dict[str, Any]:
         out = self.answer.to_json()
@@ -106,6 +107,8 @@ class ChatResponse:
                     "document_scope": self.document_scope})
         if self.inspector is not None:
             out["inspector"] = self.inspector
+        if self.models is not None:
+            out["models"] = self.models
         return out
 
 
@@ -203,7 +206,8 @@ class QueryPipeline:
                                 warnings=[*request.warnings, *evidence.result.warnings],
                                 sub_queries=parts if len(parts) > 1 else [],
                                 standalone_query=query if query != request.query else None,
-                                route_reason=decision.reason, document_scope=doc_scope)
+                                route_reason=decision.reason, document_scope=doc_scope,
+                                models=self.engine.models_used(request.indexes, evidence.result.final is not None))
         response.inspector = answer_trace(parts, evidence.runs, evidence.retried_with, packed,
                                           answer.to_json(), doc_scope)
         emit("inspector", response.inspector)

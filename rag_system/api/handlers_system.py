@@ -66,7 +66,18 @@ def models(request: Request) -> Response:
         "embedding_models": [service.embedder.identity.model_id],
         # Per-index choice (POST /index {"embedder": name}); "default" marks the one new indexes get.
         "embedders": embedder_listing(service.settings),
+        **index_models(service),
     })
+
+
+def index_models(service: Any) -> dict[str, Any]:
+    """Which embedder each index was built with, and the reranker a question may use (`/models`)."""
+    from rag_system.indexing.embedders import index_embedders
+
+    settings = service.settings
+    return {"indexes": index_embedders(service.engine.db, settings),
+            "rerank": {"model": settings.reranker_model or None, "default": settings.rerank,
+                       "depth": settings.rerank_depth}}
 
 
 def metrics(request: Request) -> Response:

@@ -22,7 +22,7 @@ from rag_system.indexing.embedder import PACKAGED_MODEL_ID, shared_embedder
 from rag_system.indexing.languages import detect_language
 from rag_system.indexing.lazy_embedder import build_embedder
 from rag_system.indexing.onnx_embedder import BGE_VARIANTS
-from rag_system.indexing.store import ChunkTable, table_exists, table_name
+from rag_system.indexing.store import ChunkTable, list_indexes, table_exists, table_name
 
 if TYPE_CHECKING:
     from rag_system.config import Settings
@@ -145,3 +145,13 @@ def recorded_embedder(db: Any, index: str, settings: Settings) -> str | None:
         return None
     model, _ = ChunkTable.open(db, index).recorded_identity()
     return name_for_model(model, settings)
+
+
+def index_embedders(db: Any, settings: Settings) -> list[dict[str, object]]:
+    """Every index with the embedder it was built with (read from its schema; no model is loaded)."""
+    out: list[dict[str, object]] = []
+    for index in list_indexes(db):
+        model, dimension = ChunkTable.open(db, index).recorded_identity()
+        out.append({"index": index, "embedder": name_for_model(model, settings), "model": model,
+                    "dimension": dimension})
+    return out

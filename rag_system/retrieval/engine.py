@@ -102,6 +102,16 @@ class RetrievalEngine:
         name = name_for_model(model, self.settings)
         return embedder_named(self.settings, name) if name is not None else self.embedder
 
+    def models_used(self, indexes: Any, reranked: bool) -> dict[str, Any]:
+        """Which models a question used: each index's embedder and, when it ran, the reranker (what the
+        web app and the answer's `models` say)."""
+        rows = []
+        for index in indexes:
+            embedder = self.embedder_for(self.table(index))
+            rows.append({"index": index, "embedder": embedder.name, "model": embedder.identity.model_id})
+        reranker = self._reranker[0] if reranked and self._reranker is not None else None
+        return {"embedders": rows, "reranker": getattr(reranker, "model", None) or getattr(reranker, "name", None)}
+
     def forget(self, index: str) -> None:
         """Drop a cached handle (after the index is deleted or rebuilt elsewhere)."""
         with self._lock:
@@ -134,6 +144,7 @@ class RetrievalEngine:
             result = self._first_stage(index, query, options)
         if options.rerank and result.candidates:
             result = self.rerank(result, options)
+        result.models = self.models_used([index], result.final is not None)
         return result
 
     def _first_stage(self, index: str, query: str, options: RetrievalOptions) -> RetrievalResult:

@@ -110,6 +110,7 @@ class RetrievalResult:
     # After rerank/select: the kept candidates, and every scored one with why.
     final: list[Candidate] | None = None
     reranked: list[Any] = field(default_factory=list)
+    models: dict[str, Any] = field(default_factory=dict)  # the index's embedder, the reranker when it ran
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,4 +121,5 @@ class RetrievalResult:
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "warnings": list(self.warnings),
             "rerank": [r.to_json() for r in self.reranked],
+            "models": self.models,
         }

@@ -15,7 +15,7 @@ import pytest
 
 from rag_system.indexing.builder import build_index
 from rag_system.indexing.e5 import E5_MODEL_ID
-from rag_system.indexing.embedders import embedder_named
+from rag_system.indexing.embedders import EMBEDDERS, embedder_named, english_default
 from rag_system.indexing.store import ChunkTable, EmbedderMismatchError, open_store
 from rag_system.retrieval.engine import RetrievalEngine
 from testkit import REPO_ROOT
@@ -90,7 +90,7 @@ def test_auto_picks_by_the_documents_language(tmp_path: Path, settings) -> None:
                 "auto-en", auto)
     db = open_store(settings)
     assert ChunkTable.open(db, "auto-de").recorded_identity()[0] == E5_MODEL_ID
-    assert ChunkTable.open(db, "auto-en").recorded_identity()[0] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert ChunkTable.open(db, "auto-en").recorded_identity()[0] == EMBEDDERS[english_default(auto)].model_id
 
 
 def test_cli_lists_embedders_and_refuses_unknown_names(tmp_path: Path) -> None:
@@ -121,7 +121,12 @@ def test_api_takes_the_embedder_per_index(tmp_path: Path, embedder) -> None:  # 
         status, _, found = api.call("POST", "/retrieve", {"query": "Paket entfernen", "index": "api-de"})
         assert status == 200 and found["results"][0]["document_name"] == "pakete.txt"
         status, _, models = api.call("GET", "/models")
-        assert {e["name"] for e in models["embedders"]} == {"minilm", "e5-small"}
+        assert {e["name"] for e in models["embedders"]} == {"minilm", "bge-small", "bge-small-fp32", "e5-small"}
+        # Which embedder each index was built with (read from its table), and the reranker questions may use.
+        assert {"index": "api-de", "embedder": "e5-small", "model": E5_MODEL_ID, "dimension": 384} \
+            in models["indexes"]
+        assert set(models["rerank"]) == {"model", "default", "depth"}
+        assert found["models"]["embedders"] == [{"index": "api-de", "embedder": "e5-small", "model": E5_MODEL_ID}]
 
 
 def test_german_questions_are_answered_and_refused_in_german(tmp_path: Path, settings, embedder) -> None:  # type: ignore[no-untyped-def]

@@ -113,9 +113,19 @@ function answerFromHistory(m, question) {
   shell.wrap.dataset.state = md.status || "complete";
   finish(shell, { answer: m.content, citations: md.citations || [], source_documents: md.source_documents || [],
     answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms,
-    inspector: events.find((s) => s?.type === "complete")?.data?.inspector }, question);
+    inspector: events.find((s) => s?.type === "complete")?.data?.inspector,
+    models: md.models || events.find((s) => s?.type === "complete")?.data?.models }, question);
   if (md.status && md.status !== "complete") shell.meta.prepend(statusBadge(md.status));
   return shell.wrap;
+}
+
+// Which models the question used: each index's embedder, the reranker when it ran (the answer's `models`).
+function modelsNote(models) {
+  const embedders = [...new Set((models?.embedders || []).map((m) => m.embedder || m.model))];
+  if (!embedders.length) return null;
+  const text = `searched with ${embedders.join(", ")}` + (models.reranker ? `, reranked by ${models.reranker}` : "");
+  const title = (models.embedders || []).map((m) => `${m.index}: ${m.model}`).join("\n");
+  return el("span", { class: "small muted models", title, text });
 }
 
 function statusBadge(status) {
@@ -162,6 +172,8 @@ function finish(shell, result, question) {
   const t = result.timings_ms || {};
   const parts = Object.entries(t).filter(([k, v]) => typeof v === "number" && k !== "total_ms").map(([k, v]) => `${k.replace(/_ms$/, "")} ${fmtMs(v)}`);
   if (t.total_ms !== undefined) shell.meta.append(el("span", { class: "small muted timings", title: parts.join(", "), text: `${fmtMs(t.total_ms)} total` }));
+  const models = modelsNote(result.models);
+  if (models) shell.meta.append(models);
   showSources(shell, result.source_documents, citations, question);
   // A refusal cites nothing: what it lists are the nearest passages, which did not hold the answer.
   if (result.answer_source === "refusal" && !shell.sources.hidden) {

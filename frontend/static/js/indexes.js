@@ -31,7 +31,8 @@ export async function renderIndexes(container, selectId = selected) {
       el("label", { class: "field" }, el("span", { text: "Language" }),
         el("select", { name: "embedder", id: "index-embedder", title: "Chosen once: the search model suited to the documents' language" },
           el("option", { value: "", text: "Detect from the files" }),
-          el("option", { value: "minilm", text: "English (MiniLM)" }),
+          el("option", { value: "bge-small", text: "English (bge-small)" }),
+          el("option", { value: "minilm", text: "English (MiniLM, older)" }),
           el("option", { value: "e5-small", text: "Any language (multilingual e5)" }))),
       el("button", { type: "submit", class: "btn primary", text: "Create" })));
   createForm.addEventListener("submit", async (e) => {
