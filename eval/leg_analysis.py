@@ -87,7 +87,7 @@ def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int
         for name, column, asked in (("fts", TEXT_COLUMN, terms), ("fts_exact", EXACT_COLUMN, content_terms(terms))):
             item.legs[name] = _window_hits(table, asked, depth, column, texts)
         focus = focus_question(row.query)
-        vectors = embedder.embed([row.query] + ([focus] if focus else []))
+        vectors = embedder.embed_queries([row.query] + ([focus] if focus else []))
         for name, vector in zip(("vector", "vector_focus"), vectors):
             found = (table.table.search(vector, vector_column_name=table.vector_column).distance_type("cosine")
                      .select(["chunk_id", "_distance"]).limit(depth).to_list())
@@ -198,6 +198,9 @@ def default_arms(settings: Any) -> list[Arm]:
         Arm("depth 100", both, settings.fusion, depth=100),
         Arm("zclip", both, "zclip"),
         Arm("min-max scores", both, "score"),
+        Arm("vector 1.5", {**both, **{k: v * 1.5 for k, v in vectors.items()}}, settings.fusion,
+            rrf_k=settings.rrf_k),
+        Arm("vector 2", {**both, **{k: v * 2 for k, v in vectors.items()}}, settings.fusion, rrf_k=settings.rrf_k),
     ]
 
 
@@ -221,12 +224,12 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     from eval.run_eval import _overrides
     from rag_system.config import load_settings
-    from rag_system.indexing.embedder import Embedder
+    from rag_system.indexing.embedder import shared_embedder
 
     settings = load_settings().with_overrides(data_dir=str(args.cache_dir), **_overrides(args.set))
     corpus = custom_corpus(args.docs, args.gold, args.case_sensitive) if args.docs \
         else known_corpora(args.data_dir)[args.corpus]
-    embedder = Embedder.from_settings(settings)
+    embedder = shared_embedder(settings)  # `--set embedder=bge-small` analyses a bge index
     items = collect(corpus, settings, embedder, _index_for(corpus, settings, embedder), args.depth)
     arms = default_arms(settings)
     results = {arm.name: evaluate(items, arm) for arm in arms}

@@ -67,6 +67,8 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
     resolved, so `--data-dir ../shared/eval-data` and its absolute spelling
     share one cached index.
     """
+    from rag_system.indexing.embedders import default_name
+
     key = json.dumps([corpus.index_as or corpus.name, [str(s.resolve()) for s in corpus.sources],
                       settings.chunk_tokens,
                       settings.chunk_overlap_sentences, settings.chunk_context, settings.embedding_model,
@@ -77,7 +79,7 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
                      + (["topic_breaks"] if settings.chunk_topic_breaks else [])
                      + ([f"window_at_topics={settings.chunk_window_at_topics:g}v"]
                         if settings.chunk_window_at_topics else [])
-                     + ([f"embedder={settings.embedder}"] if settings.embedder not in ("minilm", "auto") else [])
+                     + ([f"embedder={name}"] if (name := default_name(settings)) != "minilm" else [])
                      + ([f"fts_language={settings.fts_language}"] if settings.fts_language != "auto" else []),
                      sort_keys=True)
     slug = "".join(ch if ch.isalnum() else "_" for ch in (corpus.index_as or corpus.name))

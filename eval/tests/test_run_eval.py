@@ -31,3 +31,27 @@ def test_custom_folder_and_gold_file(tmp_path: Path) -> None:
         assert run["metrics"]["recall@10"] == 1.0
         assert run["slices"]["topic"]["hours"]["n"] == 1
         assert [row["id"] for row in run["rows"]] == ["g1", "g2"]
+
+
+def test_reranked_order_is_reported_beside_the_first_stage(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from rag_system.indexing.model_files import RERANKER_INT8, installed, models_root
+
+    if not installed(RERANKER_INT8, models_root()):
+        pytest.skip("the cross-encoder's model files are not fetched: run `make setup`")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Japan\n\nTokyo is the capital and the most populous city of Japan.")
+    (docs / "b.txt").write_text("Fruit\n\nBananas are an excellent source of potassium and fibre.")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"id": "g1", "query": "What is the capital of Japan?", "expected": ["Tokyo"]}) + "\n")
+    out = tmp_path / "result.json"
+    rc = main(["--docs", str(docs), "--gold", str(gold), "--rerank", "--set", "reranker_model=ms-marco-minilm",
+               "--set", "embedder=minilm", "--json-out", str(out), "--cache-dir", str(tmp_path / "cache")])
+    assert rc == 0
+    run = json.loads(out.read_text())
+    assert run["metrics"]["ndcg@10_reranked"] == 1.0 and run["metrics"]["recall@20_reranked"] == 1.0
+    assert run["rerank_ms"]["p50"] > 0
+    table = capsys.readouterr().out
+    assert "| docs | minilm | off |" in table and "| docs | minilm | on |" in table
