@@ -98,6 +98,8 @@ class Settings:
     rerank: bool = field(default=False, metadata=_env("RERANK"))
     # The reranker reads the first stage's top this many chunks (0 = all of them).
     rerank_depth: int = field(default=20, metadata=_env("RERANK_DEPTH"))
+    # The reranked order mixes the reranker's rank with the first stage's, this much (0 = reranker alone).
+    rerank_blend: float = field(default=0.0, metadata=_env("RERANK_BLEND"))
     reranker_min_score: float = field(default=0.5, metadata=_env("RERANKER_MIN_SCORE"))
     reranker_min_keep: int = field(default=3, metadata=_env("RERANKER_MIN_KEEP"))
     reranker_top_k: int = field(default=8, metadata=_env("RERANKER_TOP_K"))
@@ -259,7 +261,8 @@ def _validated(settings: Settings) -> Settings:
     if settings.reranker_top_k <= 0:
         raise ConfigError(f"RERANKER_TOP_K must be > 0, got {settings.reranker_top_k}")
     for name in ("chunk_overlap_sentences", "chunk_window_tokens", "ann_min_chunks", "ocr_min_chars", "torch_threads",
-                 "reranker_min_keep", "rerank_depth", "context_window_size", "llm_threads", "extractive_sentences"):
+                 "reranker_min_keep", "rerank_depth", "rerank_blend", "context_window_size", "llm_threads",
+                 "extractive_sentences"):
         if getattr(settings, name) < 0:
             raise ConfigError(f"setting {name} must be >= 0, got {getattr(settings, name)}")
     if settings.llm_gpu_layers < -1:

@@ -74,6 +74,7 @@ class RetrievalEngine:
         base = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
                 "fts_weight": s.fts_weight, "vector_weight": s.vector_weight, "fts_exact": s.fts_exact,
                 "query_focus": s.query_focus, "rerank": s.rerank, "rerank_depth": s.rerank_depth,
+                "rerank_blend": s.rerank_blend,
                 "min_score": s.reranker_min_score, "min_keep": s.reranker_min_keep,
                 "top_k": s.reranker_top_k}
         base.update({k: v for k, v in overrides.items() if v is not None})
@@ -178,6 +179,7 @@ class RetrievalEngine:
             log.warning("reranker %s failed, keeping first-stage order: %s", reranker.name, exc)
             return replace(result, warnings=[*result.warnings,
                                              f"reranking failed ({type(exc).__name__}); first-stage order kept"])
-        ranked = select_reranked(result.candidates, scores, options.min_score, options.min_keep, options.top_k)
+        ranked = select_reranked(result.candidates, scores, options.min_score, options.min_keep, options.top_k,
+                                 options.rerank_blend)
         return replace(result, reranked=ranked, final=[r.candidate for r in ranked if r.kept],
                        timings_ms={**result.timings_ms, "rerank_ms": (time.perf_counter() - t0) * 1000})

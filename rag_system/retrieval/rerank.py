@@ -82,11 +82,38 @@ class Reranked:
 # --------------------------------------------------------------------------- selection
 
 
-def select_reranked(candidates: list[Candidate], scores: list[float], min_score: float,
-                    min_keep: int, top_k: int) -> list[Reranked]:
-    """Every candidate, best score first, marked kept or not with the reason.
+#: The k of the reciprocal ranks `blend` mixes (the usual 60).
+BLEND_K = 60.0
 
-    Rules: sort by score descending (ties keep the first-stage order); keep
+
+def blended_order(scores: list[float], blend: float) -> list[int]:
+    """Candidate positions, best first: by score alone (`blend` 0), else by the reranker's rank and the
+    first stage's rank mixed as reciprocal ranks, `1/(K + reranker rank) + blend/(K + first-stage rank)`.
+    NaN scores (not read by the reranker) follow every scored candidate, in first-stage order.
+
+    Why a blend: the cross-encoder alone reorders by what the question and
+    a passage say on their surface, and on questions that name one document
+    while the answer is in another (rfc) it moved answers the first stage
+    ranked first down to 3rd-15th (Documentation/evaluation.md, "Embedders
+    and the cross-encoder"); with the first stage's rank beside it, both must
+    agree to move a chunk far.
+    """
+    clean = [-math.inf if math.isnan(s) else float(s) for s in scores]
+    by_score = sorted(range(len(scores)), key=lambda i: (-clean[i], i))
+    if blend <= 0:
+        return by_score
+    scored = [i for i in by_score if clean[i] > -math.inf]
+    rank = {i: r for r, i in enumerate(scored)}
+    mixed = sorted(scored, key=lambda i: (-(1 / (BLEND_K + rank[i]) + blend / (BLEND_K + i)), i))
+    return mixed + [i for i in range(len(scores)) if clean[i] == -math.inf]
+
+
+def select_reranked(candidates: list[Candidate], scores: list[float], min_score: float,
+                    min_keep: int, top_k: int, blend: float = 0.0) -> list[Reranked]:
+    """Every candidate, best first (`blended_order`), marked kept or not with the reason.
+
+    Rules: sort by score descending (ties keep the first-stage order), or by
+    the blend of both ranks when `blend` > 0; keep
     those with score >= `min_score`; if fewer than `min_keep` pass, fill up
     with the next best so a strict threshold never leaves the answer without
     evidence; never keep more than `top_k` (top_k wins over min_keep).
@@ -99,7 +126,7 @@ def select_reranked(candidates: list[Candidate], scores: list[float], min_score:
     if min_keep < 0:
         raise SelectionError(f"min_keep must be >= 0, got {min_keep}")
     clean = [-math.inf if math.isnan(s) else float(s) for s in scores]
-    order = sorted(range(len(candidates)), key=lambda i: (-clean[i], i))
+    order = blended_order(scores, blend)
     out: list[Reranked] = []
     kept = 0
     for i in order:

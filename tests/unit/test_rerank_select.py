@@ -104,3 +104,16 @@ def test_selection_invariants(scores: list[float], min_score: float, min_keep: i
     passing = sum(1 for s in scores if s >= min_score)
     assert len(kept) == min(top_k, max(passing, min(min_keep, n)))
     assert ids(select(items, scores, min_score, min_keep, top_k)) == ids([r.candidate for r in kept])
+
+
+def test_a_blend_needs_both_rankings_to_move_a_chunk_far() -> None:
+    from rag_system.retrieval.rerank import blended_order
+
+    scores = [0.1, 0.2, 0.9, math.nan]  # the reranker alone would put the first stage's 1st chunk last of three
+    assert blended_order(scores, 0.0) == [2, 1, 0, 3]
+    # 1st and 3rd ties 3rd and 1st (the first stage's order breaks it) and beats 2nd and 2nd; unscored last.
+    assert blended_order(scores, 1.0) == [0, 2, 1, 3]
+    assert blended_order(scores, 0.5) == [2, 1, 0, 3]  # the reranker counts twice as much
+    assert blended_order(scores, 5.0) == [0, 1, 2, 3]  # the first stage dominates
+    kept = select_reranked(cands(4), scores, min_score=0.15, min_keep=0, top_k=10, blend=1.0)
+    assert [(r.candidate.chunk_id, r.kept) for r in kept] == [("c0", False), ("c2", True), ("c1", True), ("c3", False)]
