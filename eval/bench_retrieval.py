@@ -71,7 +71,7 @@ def replicate(big: Any, chunks: Any, windows: Any | None, target: int) -> None:
 
 
 def _time_queries(engine: Any, index: str, queries: list[str], mode: str, repeat: int) -> dict[str, float]:
-    options = engine.options(mode=mode, k=20)
+    options = engine.options(mode=mode, k=20, rerank=False)  # the first stage alone
     totals: list[float] = []
     searches: list[float] = []
     embeds: list[float] = []
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         embedder = Embedder.from_settings(base)
         source_settings, source = _source_index(args, base, embedder, tmp)
         engine = RetrievalEngine(source_settings, embedder)
-        engine.retrieve(source, "warm up", engine.options())
+        engine.retrieve(source, "warm up", engine.options(rerank=False))
         small = engine.table(source)
         window_tokens = small.window_tokens()
         out["rfc"] = {"chunks": small.count(), "window_tokens": window_tokens,
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         ascii_folding=base.fts_ascii_folding)
         fill_s = time.perf_counter() - t0
         engine = RetrievalEngine(big_settings, embedder)
-        engine.retrieve("big", "warm up", engine.options())
+        engine.retrieve("big", "warm up", engine.options(rerank=False))
         flat = {mode: _time_queries(engine, "big", queries, mode, args.repeat)
                 for mode in ("hybrid", "vector_only", "fts_only")}
         out["big"] = {"chunks": big.count(),
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.skip_ann:
             kind, build_s = _ann_index(big)
             engine.forget("big")
-            engine.retrieve("big", "warm up", engine.options())
+            engine.retrieve("big", "warm up", engine.options(rerank=False))
             out["big"]["ann"] = {"index_type": kind, "build_seconds": round(build_s, 1),
                                  **{mode: _time_queries(engine, "big", queries, mode, args.repeat)
                                     for mode in ("hybrid", "vector_only")}}

@@ -62,9 +62,10 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
 NAMES = tuple(EMBEDDERS)
 #: What `EMBEDDER` may be: a name, or `auto` (by the language of a new index's documents).
 CHOICES = ("auto", *NAMES)
-#: `EMBEDDER=auto` builds English documents with the first of these that is installed (chosen by
-#: measurement: Documentation/evaluation.md, "Embedders and the cross-encoder").
-ENGLISH_PREFERENCE = ("bge-small", "minilm")
+#: `EMBEDDER=auto` builds English documents with the first of these that is installed. Chosen by
+#: measurement (Documentation/evaluation.md, "Embedders and the cross-encoder"): bge-small was better
+#: on pydocs and worse or level on mixed, docs and rfc, first stage and reranked alike.
+ENGLISH_PREFERENCE = ("minilm", "bge-small")
 log = logging.getLogger(__name__)
 
 
