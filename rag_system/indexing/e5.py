@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rag_system.indexing.embedder import EmbedderIdentity, EmbedderLoadError
+from rag_system.indexing.embedder_base import EmbedderBase
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ E5_MAX_TOKENS = 512
 E5_BATCH = 16
 
 
-class E5Embedder:
+class E5Embedder(EmbedderBase):
     """Batched e5 embeddings; token counts from the engine's own tokenizer, without the role prefix."""
 
     name = "e5-small"
@@ -58,13 +59,6 @@ class E5Embedder:
     def max_content_tokens(self) -> int:
         """Largest passage (in tokens, role prefix excluded) embedded in one window of the model."""
         return self.max_tokens - self._overhead
-
-    @property
-    def dimension(self) -> int:
-        return self.identity.dimension
-
-    def count_tokens(self, text: str) -> int:
-        return self.count_tokens_batch([text])[0]
 
     def count_tokens_batch(self, texts: list[str]) -> list[int]:
         # The tokenizer allocates per call and shares no state: no lock needed.

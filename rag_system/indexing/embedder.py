@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from common.errors import DomainError
+from rag_system.indexing.embedder_base import EmbedderBase, RecentVectors
 
 if TYPE_CHECKING:
     from rag_system.config import Settings
@@ -30,8 +30,6 @@ log = logging.getLogger(__name__)
 
 PACKAGED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 SMALL_BATCH = 4  # batches up to this size always run in fp32
-#: Texts of query-sized calls (<= SMALL_BATCH texts) whose vectors are kept, most recent first.
-QUERY_CACHE_SIZE = 512
 
 
 class EmbedderLoadError(DomainError, RuntimeError):
@@ -70,7 +68,7 @@ def resolve_model_path(setting: str) -> tuple[str, Path]:
     )
 
 
-class Embedder:
+class Embedder(EmbedderBase):
     """Batched sentence embeddings with the model's own tokenizer.
 
     `count_tokens` uses the same tokenizer so chunk budgets are measured in
@@ -119,8 +117,7 @@ class Embedder:
         self._onnx_cache_dir = Path(onnx_cache_dir).expanduser() if onnx_cache_dir else None
         self._model_dir = path
         self._onnx: Any = None
-        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._recent_lock = threading.Lock()
+        self._recent = RecentVectors()
         self.batch_size = batch_size
         positions = int(getattr(self._model.config, "max_position_embeddings", max_tokens) or max_tokens)
         self.max_tokens = min(max_tokens, positions)
@@ -140,14 +137,6 @@ class Embedder:
     def max_content_tokens(self) -> int:
         """Largest text (in tokens) that is embedded without truncation."""
         return self.max_tokens - 2  # [CLS] and [SEP]
-
-    @property
-    def dimension(self) -> int:
-        return self.identity.dimension
-
-    def count_tokens(self, text: str) -> int:
-        """Tokens the model would see for `text`, without special tokens."""
-        return self.count_tokens_batch([text])[0]
 
     def count_tokens_batch(self, texts: list[str]) -> list[int]:
         if not texts:
@@ -190,31 +179,12 @@ class Embedder:
         return out
 
     def _embed_recent(self, texts: list[str]) -> np.ndarray:
-        """Query-sized calls, remembered per text (QUERY_CACHE_SIZE texts).
-
-        Why: one chat turn embeds its question for the semantic cache, again for
-        the first stage and again to check quotes by meaning, ~10 ms each on 2
-        cores. A text alone or in a batch of up to SMALL_BATCH is always embedded
-        in fp32, so a remembered vector is exactly the one a new call computes.
-        """
-        with self._recent_lock:
-            found = {t: self._recent[t] for t in texts if t in self._recent}
-            for t in found:
-                self._recent.move_to_end(t)
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
-        if missing:
-            fresh = self._embed_batch(missing)
-            with self._recent_lock:
-                for text, vector in zip(missing, fresh):
-                    found[text] = self._recent[text] = vector
-                while len(self._recent) > QUERY_CACHE_SIZE:
-                    self._recent.popitem(last=False)
-        return np.stack([found[t] for t in texts]).astype(np.float32, copy=True)
+        """Query-sized calls, remembered per text (`RecentVectors`); always in fp32 (SMALL_BATCH)."""
+        return self._recent.get(texts, self._embed_batch)
 
     def forget_recent(self) -> None:
         """Drop the remembered query vectors (benchmarks that time a cold question call it)."""
-        with self._recent_lock:
-            self._recent.clear()
+        self._recent.clear()
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Questions: MiniLM has no roles, so the same as `embed` (e5 does differ)."""

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rag_system.indexing.embedder import EmbedderIdentity, EmbedderLoadError
+from rag_system.indexing.embedder_base import EmbedderBase, RecentVectors
 from rag_system.indexing.model_files import BGE_FP32, BGE_INT8, ModelFilesMissingError, model_folder, models_root
 
 log = logging.getLogger(__name__)
@@ -42,7 +41,6 @@ BGE_VARIANTS = {
 }
 #: Calls of up to this many texts are question-sized: remembered, and run on one intra-op thread.
 SMALL_BATCH = 4
-QUERY_CACHE_SIZE = 512
 
 
 def onnx_session(path: Path, threads: int) -> Any:
@@ -68,7 +66,7 @@ def single(encoding: Any, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     return {name: feed[name] for name in names}
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(EmbedderBase):
     """A BERT-style ONNX encoder with CLS pooling and a question instruction (bge-small-en-v1.5)."""
 
     precision = "onnx"
@@ -98,8 +96,7 @@ class OnnxEmbedder:
         self._query_session: Any = None  # one intra-op thread, made at the first question
         # Every pass runs on this one thread (why: Embedder._embed_batch, malloc arenas per thread).
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-embed")
-        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._recent_lock = threading.Lock()
+        self._recent = RecentVectors()
         width = int(self._batch_session.get_outputs()[0].shape[-1] or BGE_DIMENSION)
         self.identity = EmbedderIdentity(model_id=model_id, dimension=width)
         log.info("embedder loaded: %s (%d-d, ONNX Runtime) from %s", model_id, width, folder)
@@ -107,13 +104,6 @@ class OnnxEmbedder:
     @property
     def max_content_tokens(self) -> int:
         return self.max_tokens - 2  # [CLS] and [SEP]
-
-    @property
-    def dimension(self) -> int:
-        return self.identity.dimension
-
-    def count_tokens(self, text: str) -> int:
-        return self.count_tokens_batch([text])[0]
 
     def count_tokens_batch(self, texts: list[str]) -> list[int]:
         return [len(e.ids) for e in self._counter.encode_batch(texts, add_special_tokens=False)] if texts else []
@@ -130,8 +120,7 @@ class OnnxEmbedder:
         return self.embed([self.query_prefix + t for t in texts])
 
     def forget_recent(self) -> None:
-        with self._recent_lock:
-            self._recent.clear()
+        self._recent.clear()
 
     def _batched(self, texts: list[str], on_batch: Callable[[list[int]], None] | None,
                  batch_size: int | None) -> np.ndarray:
@@ -146,19 +135,7 @@ class OnnxEmbedder:
 
     def _remembered(self, texts: list[str]) -> np.ndarray:
         """Question-sized calls, remembered per text (a chat turn embeds its question up to three times)."""
-        with self._recent_lock:
-            found = {t: self._recent[t] for t in texts if t in self._recent}
-            for t in found:
-                self._recent.move_to_end(t)
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
-        if missing:
-            fresh = self._worker.submit(self._forward, missing, True).result()
-            with self._recent_lock:
-                for text, vector in zip(missing, fresh):
-                    found[text] = self._recent[text] = vector
-                while len(self._recent) > QUERY_CACHE_SIZE:
-                    self._recent.popitem(last=False)
-        return np.stack([found[t] for t in texts]).astype(np.float32, copy=True)
+        return self._recent.get(texts, lambda missing: self._worker.submit(self._forward, missing, True).result())
 
     def _forward(self, texts: list[str], small: bool) -> np.ndarray:
         """Each text in a pass of its own, unpadded, on the embedder's thread; a question's on a one-thread

@@ -1,0 +1,69 @@
+"""What every embedder shares: token counting from its own tokenizer, and remembered question vectors."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from rag_system.indexing.embedder import EmbedderIdentity
+
+#: Texts of query-sized calls whose vectors are kept, most recent first.
+QUERY_CACHE_SIZE = 512
+
+
+class EmbedderBase:
+    """What every embedder answers the same way from its `identity` and its `count_tokens_batch`."""
+
+    identity: EmbedderIdentity
+
+    @property
+    def dimension(self) -> int:
+        return self.identity.dimension
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model would see for `text`, without special tokens."""
+        return self.count_tokens_batch([text])[0]
+
+    def count_tokens_batch(self, texts: list[str]) -> list[int]:
+        raise NotImplementedError
+
+
+class RecentVectors:
+    """Vectors of question-sized calls, remembered per text (the `size` most recent).
+
+    Why: one chat turn embeds its question for the semantic cache, again for
+    the first stage and again to check quotes by meaning, ~10 ms each on 2
+    cores. The embedders compute a question-sized call the same way every
+    time (MiniLM in fp32, bge unpadded), so a remembered vector is exactly
+    the one a new call computes.
+    """
+
+    def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, texts: list[str], compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """The vectors of `texts`, `compute` called once for those not remembered."""
+        with self._lock:
+            found = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for t in found:
+                self._vectors.move_to_end(t)
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            fresh = compute(missing)
+            with self._lock:
+                for text, vector in zip(missing, fresh):
+                    found[text] = self._vectors[text] = vector
+                while len(self._vectors) > self._size:
+                    self._vectors.popitem(last=False)
+        return np.stack([found[t] for t in texts]).astype(np.float32, copy=True)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
