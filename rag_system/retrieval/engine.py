@@ -108,7 +108,9 @@ class RetrievalEngine:
         web app and the answer's `models` say)."""
         rows = []
         for index in indexes:
-            embedder = self.embedder_for(self.table(index))
+            self.table(index)  # opens it (and finds its embedder) once
+            with self._lock:
+                embedder = self._embedders.get(index) or self.embedder
             rows.append({"index": index, "embedder": embedder.name, "model": embedder.identity.model_id})
         reranker = self._reranker[0] if reranked and self._reranker is not None else None
         return {"embedders": rows, "reranker": getattr(reranker, "model", None) or getattr(reranker, "name", None)}

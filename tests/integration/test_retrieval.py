@@ -125,6 +125,7 @@ def test_hybrid_degrades_to_vector_when_full_text_fails(tmp_path: Path, embedder
 
 
 def test_rerank_requested_without_a_model_is_skipped_with_a_warning(engine: RetrievalEngine) -> None:
+    engine = RetrievalEngine(engine.settings.with_overrides(reranker_model=""), engine.embedder, db=engine.db)
     result = engine.retrieve("r", "annual leave", engine.options(rerank=True))
     assert result.final is None and result.reranked == []
     assert any("reranking skipped" in w for w in result.warnings)
@@ -152,7 +153,7 @@ def test_rerank_select_stage_with_a_real_cross_encoder(tmp_path: Path, embedder)
                                       "RERANKER_TOP_K": "2", "RERANKER_MIN_KEEP": "1"}, dotenv_path=None)
     build_index([folder], "rr", settings, embedder=embedder)
     engine = RetrievalEngine(settings, embedder)
-    result = engine.retrieve("rr", "water and leave", engine.options(rerank=True, k=6))
+    result = engine.retrieve("rr", "water and leave", engine.options(rerank=True, k=6, rerank_blend=0))
     _, status = engine.reranker()
     assert status.loaded
     assert result.final is not None and 1 <= len(result.final) <= 2
