@@ -159,6 +159,9 @@ def test_must_show_flow(page: Any, stack: Stack, tmp_path: Path) -> None:
     assert answer.locator(".badge").inner_text() == "Quoted from the documents"  # plain words, explained on hover
     assert "word for word" in answer.locator(".badge").get_attribute("title")
     assert "total" in answer.locator(".timings").inner_text()
+    models = answer.locator(".models")  # which models the question used (the answer's `models`)
+    assert models.inner_text().startswith("searched with minilm"), models.inner_text()
+    assert "all-MiniLM-L6-v2" in models.get_attribute("title")
     answer.locator("details.sources summary").click()
     assert "guide.pdf" in answer.locator(".source-list").inner_text()
     marks = [m.lower() for m in answer.locator(".snippet mark").all_inner_texts()]

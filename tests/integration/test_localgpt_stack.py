@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from rag_system.indexing.model_files import RERANKER_INT8, installed, models_root
 from testkit.client import Client, read_events
 from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 
@@ -131,9 +132,11 @@ def test_streamed_turn_saved_by_both_is_one_turn_that_reloads_with_steps(stack: 
     done = events[-1][1]
     assert kinds[-1] == "complete" and "25 days" in done["answer"], kinds
     assert done["backend"] == "extractive"  # `model: "extractive"` picked the backend
-    # ai_rerank with no reranker: no rerank phase that did not run, and a warning that says so
-    assert "rerank_done" not in kinds and "rerank_skipped" in kinds
-    assert any("reranking skipped" in w for w in done["warnings"]), done["warnings"]
+    # ai_rerank runs the default reranker (the model files' cross-encoder); without its files there is no
+    # rerank phase that did not run, and a warning says so
+    reranks = installed(RERANKER_INT8, models_root())
+    assert ("rerank_done" in kinds) == reranks and ("rerank_skipped" in kinds) != reranks, kinds
+    assert any("reranking skipped" in w for w in done["warnings"]) != reranks, done["warnings"]
     assert any("compose_sub_answers" in w for w in done["warnings"]), done["warnings"]
     usage = done["token_usage"]["total"]
     assert {"prompt_tokens", "output_tokens", "calls", "total_tokens"} <= set(usage) and "by_stage" in done["token_usage"]
