@@ -1,0 +1,265 @@
+"""The verifier: each sentence of a text against the sources it cites, by what it says.
+
+One verifier serves every door (Documentation/answering.md, "The verifier"): the synthesis loop
+checks every draft with it, `POST /verify` and `python -m rag_system verify` check any text, and the
+stream releases a sentence only once it passes. A sentence is split into clauses (`units.py`), each
+clause is aligned to the source clause that carries it and compared with it (`compare.py`), and the
+worst finding decides: `contradicted` (the source says otherwise: a moved word, a swapped number,
+the opposite, a stronger modality or scope, a dropped condition), `unsupported` (the source does not
+say it: an added fact or word, nothing cited) or `supported`.
+
+Facts with many spellings (amounts, dates, identifiers) are also checked natively
+(`docent_native.check_claims`) against the cited sources, so "$45 million" matches "$45,000,000".
+Text that is not English is checked by its words and facts only (the parser reads English), and the
+result says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import docent_native
+
+from common.lexicon import WORD
+from rag_system.generation.language import question_language
+from rag_system.generation.terms import initialisms
+from rag_system.grounding.compare import Alignment, align
+from rag_system.grounding.findings import (
+    SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, Verification, worst)
+from rag_system.grounding.parser import Parser, parser
+from rag_system.grounding.replies import reply_check, split_reply
+from rag_system.grounding.roots import root
+from rag_system.grounding.units import Unit, read_units
+from rag_system.grounding.wording import lexical_findings
+
+#: A citation marker, "[1]", "[2, 3]", "[1-4]".
+MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A passage a text may cite as `[n]`; `name` and `context` (its section) lend words to all of it."""
+
+    n: int
+    text: str
+    name: str = ""
+    context: str = ""
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    start: int
+    end: int
+    cited: tuple[int, ...]
+
+
+def verify(text: str, sources: Sequence[Source], question: str = "", engine: Parser | None = None) -> Verification:
+    """Every sentence of `text` against its cited sources (all of them when it cites none)."""
+    numbered = {s.n: s for s in sources}
+    sentences = _sentences(text, numbered)
+    english = question_language(question or text) == "en"
+    if not english:
+        checks = tuple(_lexical(text, s, numbered) for s in sentences)
+        return Verification(checks, language="other", notes=("not English: checked by its words and facts only",))
+    engine = engine or parser()
+    return Verification(tuple(_Checker(text, sentences, numbered, question, engine).run()))
+
+
+def _sentences(text: str, numbered: dict[int, Source]) -> list[_Sentence]:
+    out = []
+    for start, end, cited in docent_native.parse_citations(text):
+        if strip(text[start:end]).strip():
+            out.append(_Sentence(start, end, tuple(dict.fromkeys(cited))))
+    return out
+
+
+def strip(text: str) -> str:
+    return MARKER.sub(" ", text)
+
+
+#: Markdown emphasis and code marks ("It is **not** ...", "`lru_cache`"): not words.
+_EMPHASIS = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
+
+
+#: A word broken at a line end, its hyphen kept ("ack- eliciting").
+_BROKEN = re.compile(r"(?<=[a-z])- (?=[a-z])")
+
+
+def plain(text: str) -> str:
+    """Text as the parser reads it: one line, without Markdown emphasis, broken words joined."""
+    return _BROKEN.sub("-", " ".join(_EMPHASIS.sub("", text).split()))
+
+
+class _Checker:
+    """One call's parses, shared by its sentences (a source sentence is parsed once)."""
+
+    def __init__(self, text: str, sentences: list[_Sentence], numbered: dict[int, Source], question: str,
+                 engine: Parser) -> None:
+        self.text, self.sentences, self.numbered, self.question = text, sentences, numbered, question
+        self.engine = engine
+
+    def run(self) -> list[SentenceCheck]:
+        bodies = [split_reply(strip(self.text[s.start:s.end]))[1] for s in self.sentences]
+        wanted = set().union(*(_keys(b) for b in bodies)) if bodies else set()
+        units, quotes = self._source_units(wanted)
+        claims = self.engine.parse([plain(b) for b in bodies] + ([plain(self.question)] if self.question else []))
+        asked_doc = claims[len(bodies)] if self.question else None
+        asked = frozenset(_keys(self.question)) if self.question else frozenset()
+        out = []
+        for sentence, body, doc in zip(self.sentences, bodies, claims):
+            out.append(self._check(sentence, body, doc, units, quotes, asked, asked_doc))
+        return out
+
+    def _source_units(self, wanted: set[str]) -> tuple[list[Unit], dict[tuple[int, int], tuple[int, int]]]:
+        """The clauses of each source sentence that shares a word with the text, and of its neighbours."""
+        units: list[Unit] = []
+        quotes: dict[tuple[int, int], tuple[int, int]] = {}  # (source, parsed sentence) -> its native sentence
+        native: dict[tuple[int, int], tuple[int, int]] = {}
+        jobs: list[tuple[int, int, str]] = []
+        for n, source in self.numbered.items():
+            body = source.text[context_line(source):]
+            offset = len(source.text) - len(body)
+            spans = docent_native.split_sentences(body) or [(0, len(body))]
+            near = {i for i, (a, b) in enumerate(spans) if _keys(body[a:b]) & wanted}
+            near |= {i + d for i in near for d in (-2, -1, 1) if 0 <= i + d < len(spans)}
+            for i in sorted(near):
+                a, b = spans[i]
+                native[(n, i)] = (offset + a, offset + b)
+                jobs.extend((n, i, field) for field in fields(plain(body[a:b])))
+        numbers: dict[int, int] = {}  # each source's sentences (as parsed) are numbered on
+        for (n, i, _), doc in zip(jobs, self.engine.parse([j[2] for j in jobs])):
+            first = numbers.get(n, 0)
+            read = read_units(doc, source=n, first_ident=len(units), first_sentence=first)
+            numbers[n] = first + len(list(doc.sents))
+            for unit in read:
+                quotes[(n, unit.sentence)] = native[(n, i)]
+            units.extend(read)
+        return units, quotes
+
+    def _check(self, sentence: _Sentence, body: str, doc: object, units: list[Unit],
+               quotes: dict[tuple[int, int], tuple[int, int]], asked: frozenset[str],
+               asked_doc: object | None) -> SentenceCheck:
+        raw = self.text[sentence.start:sentence.end]
+        unknown = [n for n in sentence.cited if n not in self.numbered]
+        if unknown:
+            return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, UNSUPPORTED,
+                                 (Finding("citation", UNSUPPORTED, f"it cites sources that do not exist: "
+                                          f"{', '.join(f'[{n}]' for n in unknown)}"),))
+        cited = sentence.cited or tuple(self.numbered)
+        pool = [u for u in units if u.source in cited]
+        context = {n: _context_keys(self.numbered[n]) for n in cited}
+        reply, _ = split_reply(strip(raw))
+        claim_units = read_units(doc)
+        if not any(u.words for u in claim_units) and reply and asked_doc is not None:
+            claim_units = read_units(asked_doc)  # "No [1]." says the question, denied
+            claim_units = [_negate(u) if reply == "no" else u for u in claim_units]
+        said = frozenset(k for u in claim_units for k in u.all_keys)
+        alignments = [align(u, pool, context, asked, said) for u in claim_units]
+        findings = [f for a in alignments for f in a.findings]
+        findings += _facts(raw, self.numbered, self.question)
+        if reply and asked_doc is not None:
+            findings += reply_check(reply, read_units(asked_doc), pool, context, asked)
+        if not any(a.unit for a in alignments) and not any(u.words for u in claim_units):
+            return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, SUPPORTED, tuple(findings),
+                                 checked=False)
+        verdict = worst([f.verdict for f in findings])
+        return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, verdict, tuple(findings),
+                             tuple(_evidence(alignments, quotes, self.numbered)))
+
+
+#: "Filing Date: January 10, 2025 Transaction Value: $45,000,000": where a label of capitalised
+#: words and a colon starts a new field of a form or a data sheet (each is a fact of its own).
+_FIELD = re.compile(r"(?<![\w&/().'’-])(?:[A-Z][\w&/().'’-]*\s+){0,4}[A-Z][\w&/().'’-]*:(?=\s)")
+#: A bullet inside a line ("... clause - MegaCorp represents 28% ..."): a list item of its own.
+_BULLET = re.compile(r"\s[-\u2022*]\s+(?=[A-Z0-9$])")
+
+
+def fields(sentence: str) -> list[str]:
+    """A sentence cut into the fields of a form ("Label: value Label: value") and its inline bullets;
+    itself otherwise."""
+    labels = [m.start() for m in _FIELD.finditer(sentence)]
+    # A label starts a new field only after another field ("Date: ... Location: ..."), not after
+    # the words that introduce it ("1.1 Revenue for FY2024: $12.3 million").
+    cuts = sorted({a for a, before in zip(labels[1:], labels) if a > before} |
+                  {a for a in labels[:1] if a > 0 and ":" in sentence[:a]} |
+                  {m.start() for m in _BULLET.finditer(sentence)})
+    parts, last = [], 0
+    for cut in cuts:
+        if sentence[last:cut].strip(" -\u2022*"):
+            parts.append(sentence[last:cut].strip(" -\u2022*"))
+            last = cut
+    parts.append(sentence[last:].strip(" -\u2022*"))
+    return [p for p in parts if p] or [sentence]
+
+
+def context_line(source: Source) -> int:
+    """Where a source's text starts after a leading "<document> > <section>" line (0: none)."""
+    first, sep, _ = source.text.partition("\n")
+    if sep and (" > " in first or (source.name and first.startswith(source.name))):
+        return len(first) + 1
+    return 0
+
+
+def _negate(unit: Unit) -> Unit:
+    return replace(unit, negated=not unit.negated)
+
+
+def _keys(text: str) -> set[str]:
+    return {root(w) for w in WORD.findall(text.lower()) if len(w) > 2 or w.isdigit()}
+
+
+def _context_keys(source: Source) -> frozenset[str]:
+    line = source.text[:context_line(source)]
+    text = re.sub(r"[_./\\-]+", " ", f"{source.name} {source.context} {line}")
+    return frozenset(_keys(text))
+
+
+def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Finding]:
+    """Numbers, dates, identifiers and names its cited sources do not hold (native: "$45 million" is
+    "$45,000,000"). A name any source holds counts as said, and so does one the question names: it
+    is what the passages were found for, not a fact the answer adds; so does a name the sources
+    spell out ("GIL" where they write "Global Interpreter Lock"). A capitalised first word is not a
+    name ("Since Python 3.1, ...")."""
+    if not numbered or not strip(raw).strip():
+        return []
+    texts = [""] * max(numbered)
+    for n, source in numbered.items():
+        texts[n - 1] = f"{source.name}\n{source.context}\n{source.text}"
+    line = raw if MARKER.search(raw) else f"{raw} [{min(numbered)}]"
+    first = len(line) - len(line.lstrip())
+    reports = docent_native.check_claims(line, texts)
+    asked = {w.lower() for w in WORD.findall(question)}
+    spelled = initialisms(" ".join(texts))
+    missing = list(dict.fromkeys(
+        f["text"] for r in reports for f in r["facts"] if not f["found"] and not (
+            f["kind"] == "name" and (f["start"] == first or f["text"].lower() in asked
+                                     or f["text"].replace(".", "") in spelled))))
+    if not missing:
+        return []
+    return [Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(missing)}")]
+
+
+def _evidence(alignments: list[Alignment], quotes: dict[tuple[int, int], tuple[int, int]],
+              numbered: dict[int, Source]) -> list[Evidence]:
+    seen: dict[tuple[int, int], Evidence] = {}
+    for a in alignments:
+        if a.unit is None:
+            continue
+        key = (a.unit.source, a.unit.sentence)
+        if key in seen or key not in quotes:
+            continue
+        start, end = quotes[key]
+        text = numbered[a.unit.source].text
+        seen[key] = Evidence(a.unit.source, " ".join(text[start:end].split()), start, end)
+    return list(seen.values())
+
+
+def _lexical(text: str, sentence: _Sentence, numbered: dict[int, Source]) -> SentenceCheck:
+    raw = text[sentence.start:sentence.end]
+    cited = sentence.cited or tuple(numbered)
+    findings = lexical_findings(strip(raw), [numbered[n].text for n in cited if n in numbered])
+    findings += _facts(raw, numbered)
+    return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, worst([f.verdict for f in findings]),
+                         tuple(findings))
