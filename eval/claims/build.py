@@ -25,8 +25,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from eval.claims.documents import FAMILIES, Library, MissingSourceError
+from eval.claims.documents import FAMILIES, Library, MissingSourceError, default_python_doc_dir
 from eval.claims.passages import AnchorError, locate
+from testkit.debs import debref_dir
 
 HERE = Path(__file__).resolve().parent
 SPLITS = {"dev": HERE / "claims_dev.jsonl", "test": HERE / "claims_test.jsonl"}
@@ -45,8 +46,9 @@ logger = logging.getLogger(__name__)
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m eval.claims.build", description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", type=Path, default=Path("../shared/eval-data"))
-    p.add_argument("--debref-dir", type=Path, default=Path.home() / ".cache" / "docent" / "debian-reference")
-    p.add_argument("--python-doc-dir", type=Path, default=Path.home() / ".cache" / "docent" / "python3-doc")
+    p.add_argument("--debref-dir", type=Path, default=debref_dir(), help="where `make setup-debref` put the .debs")
+    p.add_argument("--python-doc-dir", type=Path, default=default_python_doc_dir(),
+                   help="where `apt-get download python3.11-doc` put the .deb")
     p.add_argument("--split", choices=("dev", "test", "all"), default="all")
     p.add_argument("--out", type=Path, required=True)
     return p.parse_args(argv)

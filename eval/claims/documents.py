@@ -16,6 +16,8 @@ list items and headings.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -28,8 +30,17 @@ from testkit.debs import DEBREF_VERSION, deb_files
 FAMILIES = ("localgpt", "pydocs", "debref", "python-doc")
 DEBREF_ROOT = "usr/share/debian-reference/"
 PYTHON_DOC_ROOT = "usr/share/doc/python3.11/html/"
-PYTHON_DOC_GLOB = "python3.11-doc_*_all.deb"
+#: The packages the anchors were written against, pinned by file and sha256: a later upload may move a passage.
+DEBREF_EN_SHA256 = "9f31d3a17df505de09689ca255512ea58c1fc47c59bb1b0c7bf1c23362e9743f"
+PYTHON_DOC_VERSION = "3.11.2-6+deb12u9"
+PYTHON_DOC_DEB = f"python3.11-doc_{PYTHON_DOC_VERSION}_all.deb"
+PYTHON_DOC_SHA256 = "5b3594189d6ef9a6963ce0347fd307a1cc67620ad697e144db366070e2e146be"
 _BLOCK_START = re.compile(r"^\s*(?:[-*+] |\d+[.)] |#{1,6} |\|)")
+
+
+def default_python_doc_dir() -> Path:
+    """Where `apt-get download python3.11-doc` put the package: `DOCENT_PYTHON_DOC_DIR`, else the cache."""
+    return Path(os.environ.get("DOCENT_PYTHON_DOC_DIR") or Path.home() / ".cache" / "docent" / "python3-doc")
 
 
 class MissingSourceError(FileNotFoundError):
@@ -106,17 +117,20 @@ class Library:
             return self._converted(path)
 
     def _debref_deb(self) -> Path:
-        folder = self.debref_dir
-        deb = folder / f"debian-reference-en_{DEBREF_VERSION}_all.deb" if folder else None
-        if deb is None or not deb.is_file():
-            raise MissingSourceError(f"debian-reference-en_{DEBREF_VERSION}_all.deb not in {folder}: run "
-                                     "`make setup-debref` and pass --debref-dir")
-        return deb
+        name = f"debian-reference-en_{DEBREF_VERSION}_all.deb"
+        return _pinned(self.debref_dir, name, DEBREF_EN_SHA256, "run `make setup-debref` and pass --debref-dir")
 
     def _python_doc_deb(self) -> Path:
-        folder = self.python_doc_dir
-        debs = sorted(folder.glob(PYTHON_DOC_GLOB)) if folder and folder.is_dir() else []
-        if not debs:
-            raise MissingSourceError(f"no {PYTHON_DOC_GLOB} in {folder}: run `apt-get download python3.11-doc` "
-                                     "in that folder and pass --python-doc-dir")
-        return debs[-1]
+        return _pinned(self.python_doc_dir, PYTHON_DOC_DEB, PYTHON_DOC_SHA256,
+                       f"run `apt-get download python3.11-doc={PYTHON_DOC_VERSION}` there and pass --python-doc-dir")
+
+
+def _pinned(folder: Path | None, name: str, sha256: str, how: str) -> Path:
+    """The pinned package in `folder`, checked against its sha256; `MissingSourceError` saying how to get it."""
+    deb = folder / name if folder else None
+    if deb is None or not deb.is_file():
+        raise MissingSourceError(f"{name} is not in {folder}: {how}")
+    digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+    if digest != sha256:
+        raise MissingSourceError(f"{deb}: sha256 {digest} is not the pinned {sha256}; {how}")
+    return deb
