@@ -40,7 +40,6 @@ MINIMUM = {"true": 120, "stitched": 35, "number": 35, "entity": 35, "polarity": 
            "unsupported": 35}
 MINIMUM_ROWS = 320
 _MARKER = re.compile(r"\[(\d+)\]")
-logger = logging.getLogger(__name__)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

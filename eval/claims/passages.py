@@ -23,7 +23,7 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "Mr.", "Ms.", "Dr.", "No
 
 
 class AnchorError(ValueError):
-    """One or more anchors did not resolve to exactly one place; the message names every one."""
+    """An anchor that is absent or occurs more than once; the message names it and its document."""
 
 
 def normalise(text: str) -> str:
