@@ -216,8 +216,7 @@ class Synthesizer:
         fixed, count = attribute(text, read, report)
         current = report
         if count:
-            current = check(fixed, read, options.verify, question)
-            current.attributed = count
+            current = check(fixed, read, options.verify, question).with_attributed(count)
             if current.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
                 return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, current), first
@@ -225,7 +224,7 @@ class Synthesizer:
             recited, moved = recite(fixed, read, current, instead)
             again = check(recited, read, options.verify, question) if moved else None
             if again is not None and again.valid:
-                again.attributed = count
+                again = again.with_attributed(count)
                 emit("answer_repaired", {"answer": recited, "method": "citation", "recited": moved})
                 return self._accept(question, recited, "llm_repaired", blocks, backend, options, emit, again), first
         repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
@@ -238,8 +237,7 @@ class Synthesizer:
         if not report.valid:
             second, count = attribute(second, read, report)
             if count:
-                report = check(second, read, options.verify, question)
-                report.attributed = count
+                report = check(second, read, options.verify, question).with_attributed(count)
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
             return self._accept(question, second, "llm_repaired", blocks, backend, options, emit, report), first
@@ -261,9 +259,8 @@ class Synthesizer:
         if options.verify:  # every other block that states the same facts is cited too, each checked
             more, added = corroborate(text, blocks, report)
             if added:
-                again = check(more, blocks, options.verify, question)
+                again = check(more, blocks, options.verify, question).with_attributed(report.attributed)
                 if again.valid:
-                    again.attributed = report.attributed
                     emit("answer_corroborated", {"answer": more, "sentences": added})
                     text, report = more, again
         return self._final(text, source, blocks, backend.name, "", 0.0, options, report)

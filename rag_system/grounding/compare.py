@@ -36,6 +36,8 @@ LIGHT_KEYS = frozenset(LIGHT) | {"is", "are", "was", "were", "has", "had"}
 COMPARATOR_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than", "==": "exactly"}
 #: Prefixes that turn a word into its opposite ("inaccurate", "unsupported", "non-free").
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+#: Alignment scores this close to the best are read as ties.
+TIE = 0.25
 #: A word this many tree steps closer to another word than the claim's partner is bound to it instead.
 SWAP_MARGIN = 2
 
@@ -73,27 +75,36 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     """
     if not claim.words:
         return Alignment(claim, None, frozenset(), ())
-    scored = [(_score(claim, u), -u.source, -u.ident, u) for u in units]
-    best = max(scored, key=lambda s: s[:3], default=None)
-    if best is None or best[0] <= 0:
+    scored = sorted(((_score(claim, u), -u.source, -u.ident, u) for u in units), key=lambda s: s[:3], reverse=True)
+    if not scored or scored[0][0] <= 0:
         said = [w for w in claim.words if w.pos in ("NUM", "PROPN")] or len(claim.words) > 1
         return Alignment(claim, None, frozenset(),
                          (Finding("added", UNSUPPORTED, f"no passage says this: \"{_short(claim.text)}\""),)
                          if said else ())
-    unit = best[3]
+    # Of clauses that hold the claim's words equally well, the one that supports it is the one it
+    # restates ("an implementation which does not include a particular option ... another which
+    # does include the option": each relative clause has the other's words).
+    tied = [s[3] for s in scored if s[0] >= scored[0][0] - TIE]
+    readings = [_read(claim, unit, units, context, asked, sentence_keys) for unit in tied]
+    return min(readings, key=lambda a: (len(a.findings), tied.index(a.unit)))
+
+
+def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]],
+          asked: frozenset[str], sentence_keys: frozenset[str]) -> Alignment:
     matched = frozenset(w.key for w in claim.words if holds(unit, w))
-    findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()))
+    findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked)
     findings += _swaps(claim, unit, matched)
     findings += _stance(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys)
     return Alignment(claim, unit, matched, tuple(findings))
 
 
 def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset[str],
-              context: frozenset[str]) -> list[Finding]:
+              context: frozenset[str], asked: frozenset[str]) -> list[Finding]:
     out: list[Finding] = []
     added: list[Word] = []
     keys = claim.keys()
-    own = _own_words(unit, units)
+    own, label = _own_words(unit, units)
+    antecedent = _antecedent(unit, units)
     for word in claim.words:
         if word.key in matched:
             continue
@@ -102,40 +113,72 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
         if not lenders and not in_context:
             added.append(word)
             continue
-        rival = _rival(word, own, keys)
+        rival = _rival(word, own, keys) or _label_rival(word, label, keys)
         lender = min(lenders, key=lambda u: (abs(u.sentence - unit.sentence), abs(u.ident - unit.ident))) \
             if lenders else None
         if rival is not None:
             out.append(_misbound(word, rival, lender, unit))
-        elif lender is not None and not in_context and not _may_lend(word, lender, unit):
+        elif lender is not None and not in_context and not _may_lend(word, lender, unit, antecedent):
             out.append(_misbound(word, None, lender, unit))
     if added:
-        out += _added(added)
+        out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
     return out
 
 
-def _own_words(unit: Unit, units: Sequence[Unit]) -> list[Word]:
-    """The clause's own words, with those of the label it stands under ("E11:" for "Replace sensor
-    part TS-71."): a field's or an error code's label is what the sentence after it is about."""
+def _own_words(unit: Unit, units: Sequence[Unit]) -> tuple[list[Word], list[Word]]:
+    """The clause's own words, and the names and numbers of the label it stands under ("E11:" for
+    "Replace sensor part TS-71."): a field's or an error code's label is what the sentences after it
+    are about."""
     words = [w for w in unit.words if not w.inherited]
+    label: list[Word] = []
     if unit.kind != LABEL:
         labels = [u for u in units if u.source == unit.source and u.kind == LABEL
                   and 0 < unit.sentence - u.sentence <= 2]
         if labels:
-            words += [w for w in max(labels, key=lambda u: u.sentence).words if w.pos in ("PROPN", "NUM")]
-    return words
+            label = [w for w in max(labels, key=lambda u: u.sentence).words if w.pos in ("PROPN", "NUM")]
+    return words, label
 
 
-def _may_lend(word: Word, lender: Unit, unit: Unit) -> bool:
+def _antecedent(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+    """What a clause's pronoun refers back to: the nearest clause before it with a subject of its own
+    that is not itself a pronoun ("Protocol version 4 was added ... It adds ... It is the default")."""
+    if not unit.pronoun:
+        return None
+    before = [u for u in units if u.source == unit.source and u.sentence < unit.sentence
+              and unit.sentence - u.sentence <= 3 and u.subject and u.predicate]
+    for u in sorted(before, key=lambda u: (-u.sentence, u.ident)):
+        if not u.pronoun or any(w.critical and w.pos in ("NOUN", "PROPN") and w.role == "party" for w in u.words):
+            return u
+    return None
+
+
+def _label_rival(word: Word, label: list[Word], keys: set[str]) -> Word | None:
+    """The label's own name or number where the claim gives another ("For E57, replace sensor TS-71",
+    under "E11:")."""
+    if word.pos not in ("PROPN", "NUM"):
+        return None
+    for w in label:
+        if w.pos == word.pos and w.key not in keys and not any(same_meaning(w.key, k) for k in keys):
+            return w
+    return None
+
+
+def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None) -> bool:
     """A clause coordinated with the aligned one, in the same sentence and with a subject of its own,
     lends nothing ("the backup on 9443" to "the primary server listens on 8443"), unless the
-    aligned clause refers back with a pronoun ("those at Grade 7 ..."). A heading, a field, the
-    clause an antecedent comes from and a condition lend freely."""
+    aligned clause refers back with a pronoun ("those at Grade 7 ..."). A number comes only from the
+    clause a pronoun refers to, a label or heading beside it, or a clause attached to it ("(3)").
+    A heading, a field, the clause an antecedent comes from and a condition lend other words freely."""
     distance = abs(lender.sentence - unit.sentence)
-    if unit.pronoun and lender.sentence <= unit.sentence and distance <= 2:
+    if antecedent is not None and lender.ident == antecedent.ident:
+        return True
+    if unit.pronoun and lender.sentence == unit.sentence:
         return True
     if lender.text.rstrip().endswith(":") and lender.sentence <= unit.sentence:
         return True  # "... SETTINGS_QPACK_MAX_TABLE_CAPACITY (0x01): The default value is zero."
+    if word.pos == "NUM":
+        attached = lender.attached == unit.ident or unit.attached == lender.ident
+        return (attached and distance == 0) or (LABEL in (lender.kind, unit.kind) and distance <= 1)
     return not (distance == 0 and lender.predicate and lender.kind != LABEL and (
         (lender.kind == COORDINATE and lender.attached == unit.ident and lender.subject) or
         (unit.kind == COORDINATE and unit.attached == lender.ident and unit.subject)))
@@ -160,6 +203,8 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
 
 
 def _kind_of(word: Word) -> str | None:
+    if word.pos == "VERB" and word.role == "party":
+        return "NAME"  # a gerund doing what the clause says ("Descaling must be performed ...")
     return {"NUM": "NUM", "PROPN": "NAME", "NOUN": "NAME", "ADJ": "QUALITY"}.get(word.pos)
 
 
@@ -189,10 +234,12 @@ def _swaps(claim: Unit, unit: Unit, matched: frozenset[str]) -> list[Finding]:
         for z in claim.words:
             if z.pos != "PROPN" or z.key in (a.key, b.key) or z.key not in at or (z.key, b.key) in bound:
                 continue
-            if not any(z.key == x for x, _ in bound):
+            partners = [w for x, w in bound if x == z.key and w != b.key and w in at]
+            if not partners:
                 continue  # the claim must bind Z elsewhere: a pair exchanged, not a name left out
             close = _closest(unit.tree, at[z.key], at[b.key])
-            if close <= 2 and close + SWAP_MARGIN <= near:
+            exchanged = any(_closest(unit.tree, at[a.key], at[w]) <= 2 for w in partners)
+            if close <= 2 and close + SWAP_MARGIN <= near and exchanged:
                 return [Finding("binding", CONTRADICTED,
                                 f"the passage says {b.text} of {z.text}, not of {a.text}: \"{_short(unit.text)}\"")]
     return []
@@ -242,11 +289,20 @@ ADDED_WEIGHT = {"NOUN": 1.0, "VERB": 0.5, "ADJ": 0.5, "ADV": 0.5}
 MAX_ADDED = 1.5
 
 
-def _added(words: list[Word]) -> list[Finding]:
+def _added(words: list[Word], asked: frozenset[str], restated: int) -> list[Finding]:
     """Words no clause of the passage holds. Numbers and names are the native fact check's
-    (`verifier._facts`: it knows their spellings); other words count by `ADDED_WEIGHT`."""
+    (`verifier._facts`: it knows their spellings); other words count by `ADDED_WEIGHT`, half when the
+    question says them ("the peer is *supposed* to assume" restates how it was asked) — unless most
+    of what the claim restates of the question is missing ("The annual salary of James Mitchell is
+    ..." cited to a signature block): then it claims what was asked without its source saying it."""
+    numbers = [w for w in words if w.pos == "NUM" and not w.inherited]
+    if numbers:  # numbers written as words too ("five years", "twice"), which the native check reads as words
+        return [Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(w.text for w in numbers)}")]
     words = [w for w in words if w.pos not in ("NUM", "PROPN")]
-    if sum(ADDED_WEIGHT.get(w.pos, 0.5) for w in words) >= MAX_ADDED:
+    echoed = [w for w in words if w.key in asked]
+    lenient = 0.5 if 2 * len(echoed) <= restated else 1.0
+    weight = sum(ADDED_WEIGHT.get(w.pos, 0.5) * (lenient if w.key in asked else 1.0) for w in words)
+    if weight >= MAX_ADDED:
         return [Finding("added", UNSUPPORTED,
                         f"the passage does not say {', '.join(repr(w.text) for w in words)}")]
     return []
@@ -277,7 +333,8 @@ def _stance(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str
         out.append(Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{_short(unit.text)}\""))
     else:
         out += _opposites(claim, unit)
-    if same_verb and (STRENGTH[claim.modality] > STRENGTH[unit.modality] or (
+    ability = unit.modality == "may" and unit.ability and claim.modality is None  # "can be avoided" / "avoids"
+    if same_verb and not ability and (STRENGTH[claim.modality] > STRENGTH[unit.modality] or (
             unit.modality in ("must", "will") and claim.modality in ("may", "should"))):
         out.append(Finding("modality", CONTRADICTED,
                            f"the passage says \"{unit.modality or 'it as a fact'}\", not "
@@ -316,6 +373,8 @@ def _unless(claim: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
 
 
 def _scope(claim: Unit, unit: Unit) -> list[Finding]:
+    if "default" in claim.partial and "default" not in unit.all_keys and not unit.partial:
+        return [Finding("scope", CONTRADICTED, f"the passage does not say \"by default\": \"{_short(unit.text)}\"")]
     if claim.exclusive and not unit.exclusive and "only" in claim.all_keys:
         return [Finding("scope", CONTRADICTED, f"the passage does not say \"only\": \"{_short(unit.text)}\"")]
     claimed = (claim.universal & CLAIMED_SCOPE) - unit.universal

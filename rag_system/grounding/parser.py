@@ -41,6 +41,8 @@ SHA256: dict[str, str] = {
 #: Pipes the verifier does not read: named entities and the statistical sentence splitter
 #: (sentences come from the dependency parse).
 EXCLUDE = ("ner", "senter")
+#: Parsed sentences kept for re-use (a few answers' worth of passages).
+CACHE_SIZE = 4096
 
 
 class ParserUnavailable(RuntimeError):
@@ -77,13 +79,20 @@ class Parser:
         _check(path)
         self._nlp = spacy.load(path, exclude=list(EXCLUDE))
         self._lock = threading.Lock()
+        self._cache: dict[str, Any] = {}  # insertion-ordered: the oldest is dropped first
 
     def parse(self, texts: Sequence[str]) -> list[Any]:
+        """One `Doc` per text. A text read before comes from the cache: an answer is checked several
+        times (its draft, each repair, each sentence as it streams) against the same passages, and
+        nothing downstream changes a `Doc`."""
         with self._lock:
-            docs = list(self._nlp.pipe(texts))
-            for doc in docs:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            for text, doc in zip(missing, self._nlp.pipe(missing)):
                 _join_hyphenated(doc)
-            return docs
+                self._cache[text] = doc
+                if len(self._cache) > CACHE_SIZE:
+                    self._cache.pop(next(iter(self._cache)))
+            return [self._cache[t] for t in texts]
 
 
 def _join_hyphenated(doc: Any) -> None:

@@ -17,8 +17,9 @@ from rag_system.grounding.compare import align
 from rag_system.grounding.findings import CONTRADICTED, Finding
 from rag_system.grounding.units import Unit
 
-_REPLY = re.compile(r"^\s*(yes|no)\b(?!\s+(?:more|less|later|earlier|longer|fewer|one|other)\b)[\s,.;:!\u2014-]*",
-                    re.IGNORECASE)
+#: "Yes," / "No." / "No —" / "Yes" alone: a reply, followed by punctuation ("No concerns raised." is a
+#: statement whose subject is "no concerns").
+_REPLY = re.compile(r"^\s*(yes|no)(?:\s*[,.;:!\u2014\u2013-]+\s*|\s*$)", re.IGNORECASE)
 #: Findings that say the source answers the question "no".
 DENIALS = frozenset({"polarity", "opposite", "comparator", "modality", "scope", "number"})
 

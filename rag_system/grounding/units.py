@@ -14,6 +14,7 @@ listens]".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -69,6 +70,7 @@ class Unit:
     head: str  # key of its verb (or head word)
     negated: bool
     modality: str | None
+    ability: bool  # its "may" is "can"/"could": what can be done, not what is allowed or possible
     universal: frozenset[str]
     partial: frozenset[str]
     exclusive: bool
@@ -147,9 +149,14 @@ def _pos(token: Any) -> str:
 
 
 def number_key(token: Any) -> str | None:
-    """A number as digits ("ten" -> "10", "$45,000,000" -> "45000000", "45 million" -> "45000000")."""
-    if not (token.like_num or token.pos_ == "NUM" or token.lower_ in NUMBER_WORDS):
-        return None
+    """A number as digits ("ten" -> "10", "$45,000,000" -> "45000000", "45 million" -> "45000000").
+    A number word counts when it is used as one: "one that includes it", "once the count ..." and
+    "first written above" are not numbers; "twice" is ("twice the PTO")."""
+    if not any(c.isdigit() for c in token.text):
+        if token.lower_ in ("twice", "thrice"):
+            return root(token.lower_)
+        if token.tag_ != "CD" or token.lower_ == "one" and token.dep_ != "nummod":
+            return None
     key = root(token.text)
     nxt = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
     if nxt is not None and nxt.lower_ in SCALES:
@@ -220,10 +227,18 @@ def _negated(head: Any, tokens: list[Any]) -> bool:
             return True  # "fails to start", "unable to connect"
     if head.dep_ == "conj" and not any(c.dep_ in SUBJECT_DEPS for c in head.children):
         cc = {c.lower_ for c in head.head.children if c.dep_ == "cc"}
-        siblings = [t for t in head.head.subtree if t.i not in mine]
-        if cc & {"nor", "or"} or any(t.dep_ in SUBJECT_DEPS for t in head.head.children):
+        if any(c.dep_ in SUBJECT_DEPS and _negating(c) for c in head.head.children):
+            return True
+        if cc & {"nor", "or"}:
+            siblings = [t for t in head.head.subtree if t.i not in mine]
             return _negated(head.head, [t for t in siblings if _unit_root(t, head.head)])
     return False
+
+
+def _negating(token: Any) -> bool:
+    """"no"/"none"/"never" itself, or a noun whose determiner is "no" ("No packages")."""
+    return (token.lower_ in NEGATING_WORDS and not _comparator_not(token)) or any(
+        d.dep_ == "det" and d.lower_ in NEGATING_WORDS and not _comparator_not(d) for d in token.children)
 
 
 def _nested(token: Any, head: Any, mine: set[int]) -> bool:
@@ -328,11 +343,14 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
             words=tuple(_dedupe(words)), head=_predicate(head), negated=_negated(head, tokens),
             tree=tuple(t.head.i for t in doc), positions=tuple((_key(t), t.i) for t in tokens if _is_content(t)),
             modality=_modality(head), universal=_universal(tokens),
+            ability=any(c.lower_ in ("can", "could", "cannot") for v in _chain(head) for c in v.children if c.dep_ == "aux"),
             partial=frozenset(lowers & PARTIAL), exclusive=bool(lowers & EXCLUSIVE),
             comparators=_comparators(sentence, tokens),
             condition=marks[0] if marks and head.dep_ == "advcl" else None, predicate=predicate,
             subject=own_subject or (head.dep_ == "conj" and _pos(head) not in ("VERB", "AUX")),
-            pronoun=any(t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET") for t in tokens),
+            pronoun=any(t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET") for t in tokens) or (
+                head.dep_ == "conj" and not own_subject and parent is not None and any(
+                    c.dep_ in SUBJECT_DEPS and c.lower_ in PRONOUNS for c in parent.children)),
             all_keys=_all_keys(tokens)))
     return units
 
@@ -358,8 +376,8 @@ def _all_keys(tokens: list[Any]) -> frozenset[str]:
     joined ("third party" says "third-party"; "working days" says "workdays")."""
     keys = {root(t.lemma_) for t in tokens} | {t.lower_ for t in tokens}
     for t in tokens:
-        if "-" in t.text:
-            keys.update(root(part) for part in t.lower_.split("-") if part)
+        if "-" in t.text or "–" in t.text:
+            keys.update(root(part) for part in re.split(r"[-–]", t.lower_) if part)  # "3.0–3.7", "third-party"
     for a, b in zip(tokens, tokens[1:]):
         if a.is_alpha and b.is_alpha:
             keys.update({f"{a.lower_}-{b.lower_}", root(a.lower_ + b.lower_)})

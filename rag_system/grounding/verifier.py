@@ -87,9 +87,14 @@ _EMPHASIS = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
 _BROKEN = re.compile(r"(?<=[a-z])- (?=[a-z])")
 
 
+#: A manual page's section after a command ("aptitude(8)", "sudo(8)").
+_MAN_SECTION = re.compile(r"(?<=[a-z])\(\d[a-z]?\)")
+
+
 def plain(text: str) -> str:
-    """Text as the parser reads it: one line, without Markdown emphasis, broken words joined."""
-    return _BROKEN.sub("-", " ".join(_EMPHASIS.sub("", text).split()))
+    """Text as the parser reads it: one line, without Markdown emphasis or manual sections, broken
+    words joined."""
+    return _BROKEN.sub("-", " ".join(_MAN_SECTION.sub("", _EMPHASIS.sub("", text)).split()))
 
 
 class _Checker:
@@ -104,12 +109,15 @@ class _Checker:
         bodies = [split_reply(strip(self.text[s.start:s.end]))[1] for s in self.sentences]
         wanted = set().union(*(_keys(b) for b in bodies)) if bodies else set()
         units, quotes = self._source_units(wanted)
-        claims = self.engine.parse([plain(b) for b in bodies] + ([plain(self.question)] if self.question else []))
-        asked_doc = claims[len(bodies)] if self.question else None
+        asked_doc = self.engine.parse([plain(self.question)])[0] if self.question else None
         asked = frozenset(_keys(self.question)) if self.question else frozenset()
         out = []
-        for sentence, body, doc in zip(self.sentences, bodies, claims):
-            out.append(self._check(sentence, body, doc, units, quotes, asked, asked_doc))
+        for sentence, body in zip(self.sentences, bodies):
+            # Cut and read as the sources are, so a sentence quoted from a form reads as its source does.
+            claim: list[Unit] = []
+            for doc in self.engine.parse(fields(plain(body))):
+                claim += read_units(doc, first_ident=len(claim), first_sentence=len({u.sentence for u in claim}))
+            out.append(self._check(sentence, claim, units, quotes, asked, asked_doc))
         return out
 
     def _source_units(self, wanted: set[str]) -> tuple[list[Unit], dict[tuple[int, int], tuple[int, int]]]:
@@ -138,7 +146,7 @@ class _Checker:
             units.extend(read)
         return units, quotes
 
-    def _check(self, sentence: _Sentence, body: str, doc: object, units: list[Unit],
+    def _check(self, sentence: _Sentence, claim_units: list[Unit], units: list[Unit],
                quotes: dict[tuple[int, int], tuple[int, int]], asked: frozenset[str],
                asked_doc: object | None) -> SentenceCheck:
         raw = self.text[sentence.start:sentence.end]
@@ -151,14 +159,13 @@ class _Checker:
         pool = [u for u in units if u.source in cited]
         context = {n: _context_keys(self.numbered[n]) for n in cited}
         reply, _ = split_reply(strip(raw))
-        claim_units = read_units(doc)
         if not any(u.words for u in claim_units) and reply and asked_doc is not None:
             claim_units = read_units(asked_doc)  # "No [1]." says the question, denied
             claim_units = [_negate(u) if reply == "no" else u for u in claim_units]
         said = frozenset(k for u in claim_units for k in u.all_keys)
         alignments = [align(u, pool, context, asked, said) for u in claim_units]
-        findings = [f for a in alignments for f in a.findings]
-        findings += _facts(raw, self.numbered, self.question)
+        findings = _merge_facts(_facts(raw, self.numbered, self.question) +
+                                [f for a in alignments for f in a.findings])
         if reply and asked_doc is not None:
             findings += reply_check(reply, read_units(asked_doc), pool, context, asked)
         if not any(a.unit for a in alignments) and not any(u.words for u in claim_units):
@@ -239,6 +246,16 @@ def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Fi
     if not missing:
         return []
     return [Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(missing)}")]
+
+
+def _merge_facts(findings: list[Finding]) -> list[Finding]:
+    """One finding for the facts a sentence's sources lack, each fact named once (the native check's first)."""
+    facts = [f for f in findings if f.kind == "fact"]
+    if len(facts) <= 1:
+        return findings
+    named = list(dict.fromkeys(x.strip() for f in facts for x in f.message.split(" give ", 1)[-1].split(", ")))
+    merged = Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(named)}")
+    return [merged] + [f for f in findings if f.kind != "fact"]
 
 
 def _evidence(alignments: list[Alignment], quotes: dict[tuple[int, int], tuple[int, int]],

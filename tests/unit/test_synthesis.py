@@ -410,7 +410,7 @@ def test_an_invented_number_is_repaired_or_replaced_never_shown():
     assert "value of 5" not in answer.answer
     assert answer.first_validation["claims"][0]["missing"] == ["5"]
     repair_prompt = backend.prompts[1][-1].content
-    assert "'5' is not in [1]" in repair_prompt
+    assert "does not give 5" in repair_prompt
 
 
 def test_a_repair_that_states_the_cited_number_is_kept():
@@ -522,7 +522,8 @@ SIGNATURES = block(3, "IN WITNESS WHEREOF, the parties have executed this Agreem
 def test_an_ask_the_cited_block_lacks_fails_the_check():
     answer = "The annual salary of TechCorp's CEO James Mitchell is stated in the agreement [3]."
     report = check(answer, [SIGNATURES], question="What is the annual salary of TechCorp's CEO James Mitchell?")
-    assert not report.valid and report.unasked == [{"sentence": 0, "words": ["annual", "salary"], "cited": [3]}]
+    assert not report.valid and report.claims[0]["cited"] == [3]
+    assert "'annual', 'salary'" in " ".join(report.claims[0]["findings"])
 
 
 def test_one_echoed_word_of_the_question_is_not_an_unsupported_ask():
@@ -530,7 +531,7 @@ def test_one_echoed_word_of_the_question_is_not_an_unsupported_ask():
                 "its peer supposed to assume?")
     answer = "If the value is absent, the peer is supposed to assume a default value of 3 [1]."  # 2 of 4 missing
     report = check(answer, BLOCKS, question=question)
-    assert report.unasked == [] and report.valid
+    assert report.claims == [] and report.valid
 
 
 RESET = block(1, "A stateless reset is sent by an endpoint that cannot process a packet. An endpoint that receives "
@@ -539,8 +540,8 @@ RESET = block(1, "A stateless reset is sent by an endpoint that cannot process a
 
 def test_a_yes_no_cited_sentence_states_goes_to_repair():
     report = check("Yes, QUIC stateless resets are cryptographically protected [1].", [RESET])
-    assert not report.valid and report.claims[0]["unmatched"]
-    assert any("says yes or no" in p for p in report.problems("Yes, QUIC stateless resets ... [1]."))
+    assert not report.valid and report.claims[0]["verdict"] != "supported"
+    assert any("does not say this" in p for p in report.problems("Yes, QUIC stateless resets ... [1]."))
     fine = check("Yes, an endpoint that receives a Stateless Reset Token can verify it [1].", [RESET])
     assert fine.valid, fine.to_json()
 
@@ -611,6 +612,6 @@ def test_a_yes_that_its_own_sentence_denies_goes_to_repair():
     flipped = "Yes, parental leave may be split into no more than 3 separate blocks [1]."
     backend = Scripted(flipped, "No, parental leave may be split into no more than 3 separate blocks [1].")
     answer, _ = run(backend, question=question, blocks=[PARENTAL])
-    assert any(c.get("yes_then_no") for c in answer.first_validation["claims"])
-    assert "says yes and then the opposite" in backend.prompts[1][-1].content
+    assert any("answers no, not yes" in f for c in answer.first_validation["claims"] for f in c["findings"])
+    assert "answers no, not yes" in backend.prompts[1][-1].content
     assert answer.answer_source == "llm_repaired" and answer.answer.startswith("No,")
