@@ -116,17 +116,20 @@ def sources_of(blocks: list[EvidenceBlock]) -> list[Source]:
     return [Source(b.number, b.source_text, b.candidate.document_name, b.candidate.heading_path) for b in blocks]
 
 
-def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, question: str = "") -> Validation:
+def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, question: str = "",
+          whole: bool = True) -> Validation:
     """Native validation (markers, uncited sentences, quotes) and, when `verify`, the verifier's check
     of what each sentence says against the blocks it cites (rag_system/grounding/), and whether the
-    answer gives what the question asks (a number, a value in its units, more than the question)."""
+    answer gives what the question asks (a number, a value in its units, more than the question).
+    `whole=False` checks one sentence of an answer still being written: it need not give the number
+    asked for (a later sentence may), but it may not give one of another kind or only restate."""
     report = validate(answer, blocks)
     if not verify:
         return report
     verified = verify_text(answer, sources_of(blocks), question)
     by_start = {c.start: c for c in verified.sentences}
     checks = tuple(by_start.get(s["start"]) or _unchecked(answer, s) for s in report.sentences)
-    no_quantity = bool(question) and asks_quantity(question) and not states_quantity(answer)
+    no_quantity = whole and bool(question) and asks_quantity(question) and not states_quantity(answer)
     other = other_quantity(question, answer) if question else None
     echo = bool(question) and echoes(question, answer, report.sentences, {b.number: b for b in blocks})
     valid = report.valid and all(c.supported for c in checks) and not no_quantity and not other and not echo

@@ -28,7 +28,10 @@ _QUANTITY = re.compile(
     r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly)\b"
     # Months as names, not "may" the verb (which made "Its peer may open ..." state a quantity)
     r"|(?-i:\b(?:January|February|March|April|June|July|August|September|October|November|December)\b)"
-    r"|(?-i:\bMay\b)(?=\s+\d)", re.IGNORECASE)
+    r"|(?-i:\bMay\b)(?=\s+\d)"
+    # how often, in words: "every morning", "each week", "every other day"
+    r"|\b(?:every|each)\s+(?:other\s+)?(?:second|minute|hour|day|morning|afternoon|evening|night|week|weekend|"
+    r"month|quarter|year)s?\b", re.IGNORECASE)
 
 
 def asks_quantity(question: str) -> bool:

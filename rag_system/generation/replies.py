@@ -1,28 +1,35 @@
-"""A "Yes," that the rest of its own sentence denies.
+"""The "Yes" or "No" an answer to a yes/no question opens with, as the passages give it.
 
-Why: asked "Can parental leave be split into more than three blocks?" in the web app, the 1.5B model
-answered "Yes, parental leave may be split into no more than 3 separate blocks. [1]". The sentence
-after the "Yes" is the policy's own, word for word, so the claim check (facts and polarity against
-the cited sentence) passes it, while the reply it opens with says the opposite of what it restates.
-A "Yes" followed by a negated statement, to a question that has no negation of its own, is that
-contradiction; a double negative ("Yes, it cannot start without a key") is the rare false alarm, and
-it costs only a repair round or a quote.
+Why: asked "Is the job guaranteed to run?", a quote ("No guarantee is made that the job runs [1]")
+or a model answer that restates the passage holds the answer but never says "no", and a person
+reading fast takes the wrong one. The question is read as a claim and checked against the
+passages (`grounding.verifier.answer_to`): when they deny it the answer opens "No.", when one
+clause states it, "Yes."; when they do neither, no reply is put in the passages' mouth.
 """
 
 from __future__ import annotations
 
 import re
 
-from rag_system.generation.terms import strip_markers
-
-_YES = re.compile(r"^\s*yes\b[\s,.;:!\u2014-]*", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:no|not|never|none|nothing|neither|nor|cannot|without)\b|n't\b|\bn’t\b",
-                       re.IGNORECASE)
+from rag_system.generation.terms import is_yes_no
+from rag_system.grounding.verifier import Source, answer_to
+from rag_system.retrieval.packer import EvidenceBlock
 
 
-def yes_then_no(question: str, sentence: str) -> bool:
-    """The sentence replies "Yes" and then states a negation the question did not ask about."""
-    reply = _YES.match(sentence)
-    if reply is None or _NEGATION.search(question):
-        return False
-    return bool(_NEGATION.search(strip_markers(sentence[reply.end():])))
+def sources_answer(question: str, blocks: list[EvidenceBlock]) -> str | None:
+    """"yes" | "no" for a yes/no question the blocks answer; None otherwise."""
+    if not blocks or not is_yes_no(question):
+        return None
+    return answer_to(question, [Source(b.number, b.source_text, b.candidate.document_name,
+                                       b.candidate.heading_path) for b in blocks])
+
+
+def with_reply(text: str, reply: str | None) -> str:
+    """`text` opening with the reply ("No. ..."; on a line of its own before a list), unless it has
+    one or there is none to give."""
+    body = text.lstrip()
+    if not reply or re.match(r"(?:yes|no)\b", body, re.IGNORECASE):
+        return text
+    if body.startswith(("- ", "* ", "1.")):
+        return f"{reply.capitalize()}.\n{body}"
+    return f"{reply.capitalize()}. {body}"

@@ -118,7 +118,8 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
             if lenders else None
         if rival is not None:
             out.append(_misbound(word, rival, lender, unit))
-        elif lender is not None and not in_context and not _may_lend(word, lender, unit, antecedent):
+        elif lender is not None and not in_context and not _may_lend(word, lender, unit, antecedent) \
+                and not _refers_to(lender, unit, units):
             out.append(_misbound(word, None, lender, unit))
     if added:
         out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
@@ -150,6 +151,19 @@ def _antecedent(unit: Unit, units: Sequence[Unit]) -> Unit | None:
         if not u.pronoun or any(w.critical and w.pos in ("NOUN", "PROPN") and w.role == "party" for w in u.words):
             return u
     return None
+
+
+def _refers_to(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
+    """The lender refers back to the aligned clause's sentence ("If this value is absent, a default of 3
+    is assumed" after "ack_delay_exponent (0x0a): The acknowledgment delay exponent is ..."): both say
+    what they say of one thing."""
+    near = [lender] + [u for u in units if u.source == lender.source and u.sentence == lender.sentence
+                       and u.attached == lender.ident]  # "If this value is absent, ..." refers for its clause
+    for u in near:
+        back = _antecedent(u, units)
+        if back is not None and back.source == unit.source and back.sentence == unit.sentence:
+            return True
+    return False
 
 
 def _label_rival(word: Word, label: list[Word], keys: set[str]) -> Word | None:
@@ -373,7 +387,8 @@ def _unless(claim: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
 
 
 def _scope(claim: Unit, unit: Unit) -> list[Finding]:
-    if "default" in claim.partial and "default" not in unit.all_keys and not unit.partial:
+    if "default" in claim.partial and "by default" in claim.text.lower() and "default" not in unit.all_keys \
+            and not unit.partial:
         return [Finding("scope", CONTRADICTED, f"the passage does not say \"by default\": \"{_short(unit.text)}\"")]
     if claim.exclusive and not unit.exclusive and "only" in claim.all_keys:
         return [Finding("scope", CONTRADICTED, f"the passage does not say \"only\": \"{_short(unit.text)}\"")]

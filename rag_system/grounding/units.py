@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from common.lexicon import STOP_WORDS
-from rag_system.grounding.roots import NUMBER_WORDS, root
+from rag_system.grounding.roots import root
 from rag_system.grounding.words import (
     COMPARATORS, CONDITIONS, EXCLUSIVE, FRAMING, MODAL_WORDS, MODALS, NEGATING_HEADS, PARTIAL, UNIVERSAL)
 

@@ -29,7 +29,7 @@ from rag_system.grounding.compare import Alignment, align
 from rag_system.grounding.findings import (
     SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, Verification, worst)
 from rag_system.grounding.parser import Parser, parser
-from rag_system.grounding.replies import reply_check, split_reply
+from rag_system.grounding.replies import reply_check, source_answer, split_reply
 from rag_system.grounding.roots import root
 from rag_system.grounding.units import Unit, read_units
 from rag_system.grounding.wording import lexical_findings
@@ -280,3 +280,17 @@ def _lexical(text: str, sentence: _Sentence, numbered: dict[int, Source]) -> Sen
     findings += _facts(raw, numbered)
     return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, worst([f.verdict for f in findings]),
                          tuple(findings))
+
+
+def answer_to(question: str, sources: Sequence[Source], engine: Parser | None = None) -> str | None:
+    """What the sources answer a yes/no question: "yes", "no", or None when they say neither
+    in one clause (the question read as a claim, as a reply to it is checked)."""
+    if question_language(question) != "en":
+        return None
+    engine = engine or parser()
+    numbered = {s.n: s for s in sources}
+    checker = _Checker(question, [], numbered, question, engine)
+    units, _ = checker._source_units(_keys(question))
+    asked = read_units(engine.parse([plain(question)])[0])
+    context = {n: _context_keys(s) for n, s in numbered.items()}
+    return source_answer(asked, units, context, frozenset(_keys(question)))[0]

@@ -251,7 +251,8 @@ def test_model_refusal_is_overruled_when_a_sentence_matches_the_question_closely
     backend = Scripted("The documents do not say.")
     answer, events = run(backend, question="Which default value is assumed if the value is absent?")
     assert answer.answer_source == "extractive"
-    assert events.index("token") < events.index("citations") < events.index("answer_replaced")
+    # the decline was never shown: nothing unchecked reaches the stream, the quote replaces it
+    assert "token" not in events and events.index("citations") < events.index("answer_replaced")
     assert "[1]" in answer.answer or "[2]" in answer.answer
 
 
