@@ -15,7 +15,8 @@ from typing import Any
 import docent_native
 
 from common.errors import ApiError, bad_request
-from rag_system.api.options import MAX_QUERY_CHARS, index_name, normalise_keys
+from rag_system.api.options import MAX_QUERY_CHARS, indexes_of, normalise_keys
+from rag_system.grounding.verifier import Source
 
 #: The longest text one request checks; past it, split the text (each sentence is checked on its own).
 MAX_TEXT_CHARS = 20_000
@@ -24,19 +25,8 @@ MAX_SENTENCES = 200
 MAX_SOURCES = 100
 MAX_SOURCE_CHARS = 50_000
 MAX_NAME_CHARS = 500
-MAX_INDEXES = 16
 #: A citation marker as the verifier reads it ("[1]", "[2, 3]", "[1-4]"), numbers and all.
 MARKER = re.compile(r"\[(\d+(?:\s*[-–,]\s*\d+)*)\]")
-
-
-@dataclass(frozen=True)
-class SourceSpec:
-    """One passage of the sources form: the text may cite it as `[n]`."""
-
-    n: int
-    text: str
-    name: str = ""
-    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,7 +35,7 @@ class VerifyRequest:
 
     text: str
     question: str = ""
-    sources: tuple[SourceSpec, ...] = ()
+    sources: tuple[Source, ...] = ()
     indexes: tuple[str, ...] = ()
 
     @property
@@ -59,20 +49,7 @@ def requested_indexes(raw: Any) -> tuple[str, ...]:
     Read first, on its own, so the caller's access to them is checked before anything else about
     the body is judged: a grant that may not read an index learns nothing from a 400 about the text.
     """
-    body = normalise_keys(raw)
-    names: list[str] = []
-    for key in ("index", "table_name"):
-        if body.get(key) is not None:
-            names.append(index_name(body[key], key))
-    many = body.get("indexes")
-    if many is not None:
-        if not isinstance(many, list) or not all(isinstance(v, str) for v in many):
-            raise bad_request("indexes must be a list of index names", "invalid_option")
-        names.extend(index_name(v, "indexes") for v in many)
-    unique = tuple(dict.fromkeys(names))
-    if len(unique) > MAX_INDEXES:
-        raise bad_request(f"at most {MAX_INDEXES} indexes per request", "invalid_option")
-    return unique
+    return indexes_of(normalise_keys(raw))
 
 
 def parse_verify(raw: Any) -> VerifyRequest:
@@ -129,13 +106,13 @@ def _question(body: dict[str, Any]) -> str:
     return value.strip()
 
 
-def _sources(value: Any) -> tuple[SourceSpec, ...]:
+def _sources(value: Any) -> tuple[Source, ...]:
     if not isinstance(value, list) or not value:
         raise bad_request('sources must be a non-empty list of {"n": number, "text": passage, "name"?}',
                           "invalid_sources")
     if len(value) > MAX_SOURCES:
         raise bad_request(f"at most {MAX_SOURCES} sources per request, got {len(value)}", "invalid_sources")
-    out: dict[int, SourceSpec] = {}
+    out: dict[int, Source] = {}
     for position, item in enumerate(value, start=1):
         if not isinstance(item, dict):
             raise bad_request(f"source {position} must be an object {{\"n\", \"text\", \"name\"?}}", "invalid_sources")
@@ -152,7 +129,7 @@ def _sources(value: Any) -> tuple[SourceSpec, ...]:
             raise bad_request(f"source [{n}] has no text: give the passage it stands for", "invalid_sources")
         if len(text) > MAX_SOURCE_CHARS:
             raise bad_request(f"source [{n}] is longer than {MAX_SOURCE_CHARS:,} characters", "invalid_sources")
-        out[n] = SourceSpec(n, text, _optional(item, "name", n), _optional(item, "context", n))
+        out[n] = Source(n, text, _optional(item, "name", n), _optional(item, "context", n))
     return tuple(out.values())
 
 

@@ -57,8 +57,7 @@ def check(request: VerifyRequest, engine: RetrievalEngine | None = None) -> Outc
     """The request's text, sentence by sentence; index mode needs `engine` (retrieval)."""
     t0 = time.perf_counter()
     if not request.indexes:
-        sources = [Source(s.n, s.text, s.name, s.context) for s in request.sources]
-        done = verify(request.text, sources, request.question)
+        done = verify(request.text, request.sources, request.question)
         return Outcome(request, done.sentences, language=done.language, notes=done.notes,
                        timings_ms=(("verify_ms", _ms(t0)),))
     if engine is None:

@@ -42,9 +42,8 @@ class Both:
 @pytest.fixture(scope="module")
 def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Both]:
     data = tmp_path_factory.mktemp("gw-verify") / "data"
-    create_user(data, "root", "admin", PASSWORDS["root"])
-    create_user(data, "ann", "editor", PASSWORDS["ann"])
-    create_user(data, "bob", "viewer", PASSWORDS["bob"])
+    for name, role in (("root", "admin"), ("ann", "editor"), ("bob", "viewer")):
+        create_user(data, name, role, PASSWORDS[name])
     with linked_services(data) as (gw, _rag):
         t = Both(gw)
         t.index_id = t.ann.post("/indexes", {"name": "Leave policy"}).json["index_id"]
