@@ -3,8 +3,9 @@
 Ann owns an index of the shared Northwind leave policy (a real PDF); Bob may not read it until Ann
 shares it. Bob's check against it is refused (403) before the RAG API is asked, by id and by display
 name; his checks against sources he gives work; a share lets him check, revoking stops him again.
-A personal token works like the cookie; the cookie without the CSRF token is refused. Bad input
-passes through as the RAG API's 4xx and stores nothing: no message, no session, no audit row.
+A personal token works like the cookie; the cookie without the CSRF token is refused; on the RAG API
+itself a grant must name the index. Bad input passes through as the RAG API's 4xx and stores
+nothing: no message, no session, no audit row.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from testkit import EVAL_DATA
 from testkit.accounts import LoginClient, create_user
 from testkit.client import Client
-from testkit.processes import GatewayProcess, linked_services
+from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 from testkit.stack import wait_build
 
 POLICY = EVAL_DATA / "localgpt" / "corpora" / "northwind_leave_policy.pdf"
@@ -31,8 +32,8 @@ PASSAGE = "Jury service is paid in full for up to 15 working days per calendar y
 
 
 class Both:
-    def __init__(self, gw: GatewayProcess) -> None:
-        self.gw = gw
+    def __init__(self, gw: GatewayProcess, rag: RagApiProcess) -> None:
+        self.gw, self.rag = gw, rag
         self.ann, self.bob, self.root = LoginClient(gw.url), LoginClient(gw.url), LoginClient(gw.url)
         for name in PASSWORDS:
             assert getattr(self, name).login(name, PASSWORDS[name]).status == 200
@@ -44,8 +45,8 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Both]:
     data = tmp_path_factory.mktemp("gw-verify") / "data"
     for name, role in (("root", "admin"), ("ann", "editor"), ("bob", "viewer")):
         create_user(data, name, role, PASSWORDS[name])
-    with linked_services(data) as (gw, _rag):
-        t = Both(gw)
+    with linked_services(data) as (gw, rag):
+        t = Both(gw, rag)
         t.index_id = t.ann.post("/indexes", {"name": "Leave policy"}).json["index_id"]
         up = t.ann.upload(f"/indexes/{t.index_id}/upload", [(POLICY.name, POLICY.read_bytes())])
         assert up.status == 200, up.body
@@ -106,6 +107,18 @@ def test_tokens_and_csrf_like_every_route(both: Both) -> None:
                                        headers={"Cookie": both.ann.cookie})
     assert no_csrf.status == 403, no_csrf.body
     assert Client(both.gw.url).post("/verify", {"text": SICK, "index": both.index_id}).status == 401
+
+
+def test_the_rag_api_takes_a_grant_for_the_index_and_refuses_one_without_it(both: Both) -> None:
+    granted = both.ann.post("/auth/rag-token", {"indexes": [both.index_id]}).json["token"]
+    ok = Client(both.rag.url, granted).post("/verify", {"text": CONTRACTORS, "index": both.index_id})
+    assert ok.status == 200 and ok.json["sentences"][0]["verdict"] == "contradicted", ok.body
+    other = Client(both.rag.url, both.bob.post("/auth/rag-token", {"indexes": []}).json["token"])
+    for body in ({"text": SICK, "index": both.index_id}, {"text": "", "indexes": [both.index_id]}):
+        refused = other.post("/verify", body)  # refused before the text is judged
+        assert refused.status == 403 and refused.json["code"] == "index_forbidden", refused.body
+    own = other.post("/verify", {"text": PASSAGE, "sources": [{"n": 1, "text": PASSAGE}]})
+    assert own.status == 200 and own.json["supported"] is True
 
 
 @pytest.mark.parametrize(("body", "status", "code"), [
