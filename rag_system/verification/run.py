@@ -10,6 +10,8 @@ is: in index mode each quote carries its document and the page the quote is on
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
+from itertools import accumulate
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -90,11 +92,11 @@ def _check_each(request: VerifyRequest, support: Support) -> tuple[list[Sentence
         for n in sentence.numbers:
             pieces.append(f"{span.strip()} [{n}]")
             owners.append((i, n))
-    starts = [sum(len(p) + 2 for p in pieces[:j]) for j in range(len(pieces))]
+    starts = list(accumulate((len(p) + 2 for p in pieces[:-1]), initial=0))
     done = verify("\n\n".join(pieces), [_source(c) for c in support.chunks], request.question)
     parts: dict[int, list[SentenceCheck]] = {}
     for part in done.sentences:
-        piece = max(j for j, start in enumerate(starts) if start <= part.start)
+        piece = bisect_right(starts, part.start) - 1
         parts.setdefault(owners[piece][0], []).append(part)
     out = []
     for i, sentence in enumerate(support.sentences):
