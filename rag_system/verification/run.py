@@ -15,7 +15,8 @@ from itertools import accumulate
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from rag_system.grounding.findings import CONTRADICTED, SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck
+from rag_system.grounding.findings import (
+    CONTRADICTED, SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, worst)
 from rag_system.grounding.verifier import Source, verify
 from rag_system.verification.request import VerifyRequest
 from rag_system.verification.support import NumberedChunk, Support, retrieve_support
@@ -94,19 +95,31 @@ def _check_each(request: VerifyRequest, support: Support) -> tuple[list[Sentence
             owners.append((i, n))
     starts = list(accumulate((len(p) + 2 for p in pieces[:-1]), initial=0))
     done = verify("\n\n".join(pieces), [_source(c) for c in support.chunks], request.question)
-    parts: dict[int, list[SentenceCheck]] = {}
+    parts: dict[int, list[SentenceCheck]] = {}  # piece -> the verifier's sentences in it (one, as a rule)
     for part in done.sentences:
-        piece = bisect_right(starts, part.start) - 1
-        parts.setdefault(owners[piece][0], []).append(part)
+        parts.setdefault(bisect_right(starts, part.start) - 1, []).append(part)
+    readings: dict[int, list[SentenceCheck]] = {}  # sentence -> its reading against each of its chunks
+    for piece, found in sorted(parts.items()):
+        readings.setdefault(owners[piece][0], []).append(whole_reading(found))
     out = []
     for i, sentence in enumerate(support.sentences):
         start, end = bodies[i]
-        best = _best(parts.get(i, []))
+        best = best_reading(readings.get(i, []))
         out.append(replace(best, text=request.text[start:end], start=start, end=end, cited=sentence.numbers))
     return out, done.language, done.notes
 
 
-def _best(checks: list[SentenceCheck]) -> SentenceCheck:
+def whole_reading(parts: list[SentenceCheck]) -> SentenceCheck:
+    """One reading of a sentence the verifier cut in two: the worse part decides, all findings kept."""
+    if len(parts) == 1:
+        return parts[0]
+    checked = [p for p in parts if p.checked] or parts
+    return replace(checked[0], verdict=worst([p.verdict for p in checked]),
+                   findings=tuple(f for p in checked for f in p.findings),
+                   evidence=tuple(e for p in checked for e in p.evidence), checked=any(p.checked for p in parts))
+
+
+def best_reading(checks: list[SentenceCheck]) -> SentenceCheck:
     """The reading of a sentence that one passage gives best: supported, else contradicted, else the
     unsupported one with the fewest findings (the first retrieved on a tie)."""
     if not checks:

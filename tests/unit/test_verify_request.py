@@ -91,3 +91,23 @@ def test_cli_text_marks_each_sentence_with_findings_and_evidence() -> None:
         '    [2]: "Alice approves travel."',
         "✓ nothing to check Summary",
         "3 sentences: 2 supported, 1 contradicted, 0 unsupported"]
+
+
+def test_a_sentence_checked_chunk_by_chunk_takes_the_best_reading_and_a_cut_sentence_its_worse_part() -> None:
+    from rag_system.grounding.findings import Finding, SentenceCheck
+    from rag_system.verification.run import best_reading, whole_reading
+
+    def reading(verdict: str, *messages: str, checked: bool = True) -> SentenceCheck:
+        return SentenceCheck("s", 0, 1, (1,), verdict, tuple(Finding("added", verdict, m) for m in messages),
+                             checked=checked)
+
+    supported, contradicted = reading("supported"), reading("contradicted", "the passage says Alice")
+    vague, vaguer = reading("unsupported", "a"), reading("unsupported", "a", "b")
+    assert best_reading([vaguer, contradicted, supported]) is supported  # one passage carries it
+    assert best_reading([vaguer, vague, contradicted]) is contradicted  # none does, one says otherwise
+    assert best_reading([vaguer, vague]) is vague
+    assert best_reading([reading("supported", checked=False), reading("supported", checked=False)]).checked is False
+    nothing = best_reading([])
+    assert nothing.verdict == "unsupported" and nothing.messages() == ["nothing in the index was found for it"]
+    cut = whole_reading([supported, contradicted])  # the verifier cut one copy in two: the worse part decides
+    assert cut.verdict == "contradicted" and cut.messages() == ["the passage says Alice"]
