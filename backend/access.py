@@ -163,6 +163,7 @@ POLICY: dict[tuple[str, str], Rule] = {
     ("DELETE", "/indexes/{index_id}/shares/{grantee}"): rule(_index("owner"), audit="unshare", target="index_id"),
     ("GET", "/documents/{document_id}/pages/{page}.png"): rule(_document),
     ("GET", "/documents/{document_id}/file"): rule(_document),
+    ("POST", "/verify"): rule(audit="verify", limit="chat"),  # the handler checks the indexes the body names
     ("GET", "/v1/models"): rule(),
     ("POST", "/v1/chat/completions"): rule(audit="chat", limit="chat"),
     # accounts (backend/handlers_auth.py, backend/handlers_admin.py)

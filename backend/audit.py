@@ -23,7 +23,7 @@ from backend import audit_head
 from backend.store_library import now
 
 GENESIS = "0" * 64
-ACTIONS = ("login", "login_failed", "logout", "upload", "build", "delete", "share", "unshare", "chat",
+ACTIONS = ("login", "login_failed", "logout", "upload", "build", "delete", "share", "unshare", "chat", "verify",
            "user_created", "user_changed", "token_created", "token_revoked")
 
 

@@ -39,6 +39,10 @@ class RagClient:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._call("POST", "/chat", payload, timeout=self.timeout_s, request_id=request_id)[1]
 
+    def verify(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
+        """`POST /verify` (a long text over an index is one search per sentence: the chat timeout)."""
+        return self._call("POST", "/verify", payload, timeout=self.timeout_s, request_id=request_id)[1]
+
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
                     embedder: str | None = None, *, chunk_size: int | None = None,
                     embedding_model: str | None = None) -> dict[str, Any]:

@@ -122,6 +122,9 @@ class RagReplicas:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._spread(lambda c: c.chat(payload, request_id))
 
+    def verify(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
+        return self._spread(lambda c: c.verify(payload, request_id))
+
     def open_chat_stream(self, payload: dict[str, Any], request_id: str | None = None) -> Any:
         return self._spread(lambda c: c.open_chat_stream(payload, request_id))
 

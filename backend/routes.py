@@ -13,6 +13,7 @@ from backend import handlers_sessions as sessions
 from backend import handlers_shares as shares
 from backend import handlers_sync as sync
 from backend import handlers_system as system
+from backend import handlers_verify as verify
 from backend import turn_save
 from common.http import Route, RouteTable
 
@@ -50,6 +51,7 @@ TABLE: tuple[Route, ...] = (
     Route("DELETE", "/indexes/{index_id}/sync/folders", sync.unbind),
     Route("GET", "/documents/{document_id}/pages/{page}.png", documents.page_image),
     Route("GET", "/documents/{document_id}/file", documents.original_file),
+    Route("POST", "/verify", verify.verify),  # the verifier on any text (issue 41); indexes checked in the handler
     # The OpenAI-compatible door (model `docent/<index name>`), same bearer token.
     Route("GET", "/v1/models", openai.list_models),
     Route("POST", "/v1/chat/completions", openai.chat_completions),

@@ -23,6 +23,7 @@ from rag_system.config import ConfigError, load_settings
 from rag_system.progress import ProgressReporter
 from rag_system.remote_index import RemoteBuildError, index_through
 from rag_system.running_api import ApiCallError, RunningApi, find_running_api
+from rag_system.verify_cli import add_verify_command, run_verify
 
 log = logging.getLogger("rag_system.cli")
 
@@ -56,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     ret.add_argument("--local", action="store_true",
                      help="search in this process even when a RAG API serves the same store")
     add_answer_commands(sub)
+    add_verify_command(sub)
     add_api_command(sub)
     add_library_commands(sub)
     return parser
@@ -80,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_task(args, settings)
     if args.command == "ask":
         return run_ask(args, settings)
+    if args.command == "verify":
+        return run_verify(args, settings)
     if args.command == "api":
         return run_api(args, settings)
     if args.command in LIBRARY_COMMANDS:

@@ -35,6 +35,17 @@ log = logging.getLogger(__name__)
 INDEX_SIZES_TTL_S = 15.0
 
 
+def _preload_parser() -> None:
+    """Load the verifier's English parser now, so the first `/verify` (and the first checked answer)
+    does not wait for spaCy; a failure is reported again, with its remedy, by the request that needs it."""
+    from rag_system.grounding.parser import ParserUnavailable, parser
+
+    try:
+        parser()
+    except (ParserUnavailable, ImportError, OSError, ValueError) as exc:
+        log.warning("the verifier's English parser did not load: %s", exc)
+
+
 def cors_origins(setting: str) -> frozenset[str]:
     """The allowed browser origins; `*` is never honoured (Documentation/operations.md)."""
     origins = {o.strip().rstrip("/") for o in setting.split(",") if o.strip()}
@@ -77,6 +88,7 @@ class Service:
         self.saver.start()
         if self.settings.llm_preload:
             threading.Thread(target=self._preload_llm, name="docent-llm-preload", daemon=True).start()
+        threading.Thread(target=_preload_parser, name="docent-parser-preload", daemon=True).start()
 
     def close(self) -> None:
         self.sync.stop()

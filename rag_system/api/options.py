@@ -139,7 +139,8 @@ def index_name(value: Any, key: str = "index") -> str:
         raise bad_request(str(exc), "invalid_index_name") from exc
 
 
-def _indexes(body: dict[str, Any]) -> tuple[str, ...]:
+def indexes_of(body: dict[str, Any]) -> tuple[str, ...]:
+    """The indexes a normalised body names (`table_name`, `index`, `indexes`), each name checked, once each."""
     names: list[str] = []
     for key in ("table_name", "index"):
         if body.get(key) is not None:
@@ -247,7 +248,7 @@ def parse_chat(raw: Any) -> ChatOptions:
         "force_rag": _bool(body, "force_rag"), "max_tokens": _int(body, "max_tokens", 1, 4096),
         "task": task, "documents": documents,
     })
-    return ChatOptions(query=query, indexes=_indexes(body),
+    return ChatOptions(query=query, indexes=indexes_of(body),
                        session_id=_str(body, "session_id", max_len=128, pattern=_ID),
                        turn_id=_str(body, "turn_id", max_len=128, pattern=_ID),
                        pipeline={k: v for k, v in options.items() if v is not None}, history=_history(body),
@@ -257,7 +258,7 @@ def parse_chat(raw: Any) -> ChatOptions:
 def parse_retrieve(raw: Any) -> RetrieveOptions:
     body = normalise_keys(raw)
     query = _query(body)
-    indexes = _indexes(body)
+    indexes = indexes_of(body)
     if len(indexes) != 1:
         raise bad_request("retrieve searches exactly one index: give index (or table_name)", "invalid_option")
     options = {k: v for k, v in _retrieval(body).items() if v is not None}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from common.http import Route, RouteTable
-from rag_system.api import handlers_chat, handlers_index, handlers_sync, handlers_system
+from rag_system.api import handlers_chat, handlers_index, handlers_sync, handlers_system, handlers_verify
 
 ROUTES = (
     Route("GET", "/health", handlers_system.health, public=True),
@@ -12,6 +12,7 @@ ROUTES = (
     Route("POST", "/chat", handlers_chat.chat),
     Route("POST", "/chat/stream", handlers_chat.chat_stream),
     Route("POST", "/retrieve", handlers_chat.retrieve),
+    Route("POST", "/verify", handlers_verify.verify),
     Route("POST", "/index", handlers_index.start_job),
     Route("GET", "/index/jobs/{job_id}", handlers_index.job_status),
     Route("DELETE", "/index/jobs/{job_id}", handlers_index.cancel_job),
@@ -34,6 +35,7 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("POST", "/chat"): "grant",
     ("POST", "/chat/stream"): "grant",
     ("POST", "/retrieve"): "grant",
+    ("POST", "/verify"): "grant",
     ("POST", "/index"): "service",
     ("GET", "/index/jobs/{job_id}"): "grant",
     ("DELETE", "/index/jobs/{job_id}"): "service",

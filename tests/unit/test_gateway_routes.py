@@ -26,6 +26,8 @@ EXPECTED = {
     # localGPT's routes added by issue 20: plain LLM chat and the empty-session cleanup
     ("POST", "/chat"), ("POST", "/chat/stream"), ("GET", "/sessions/cleanup"),
     ("GET", "/v1/models"), ("POST", "/v1/chat/completions"),
+    # the verifier on any text (issue 41)
+    ("POST", "/verify"),
 }
 
 
