@@ -36,7 +36,7 @@ from rag_system.generation.registry import BackendRegistry
 from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.generation.pruning import excerpts
-from rag_system.generation.terms import (compound_set, compound_words, initialisms, mentions_compound, specific_words,
+from rag_system.grounding.terms import (compound_set, compound_words, initialisms, mentions_compound, specific_words,
                                          spelled_elsewhere, term_set)
 from rag_system.retrieval.context_line import candidate_body
 from rag_system.retrieval.vocabulary import unmentioned

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import docent_native
 
-from rag_system.generation.citations import located_text, validate
+from rag_system.grounding.citations import located_text, validate
 from rag_system.generation.extractive import quote
 from rag_system.generation.llm import GenerationParams
 from rag_system.generation.meaning import Meaning
-from rag_system.generation.quantities import asks_quantity, states_quantity
-from rag_system.generation.terms import ask_coverage, strip_markers, support
+from rag_system.grounding.quantities import asks_quantity, states_quantity
+from rag_system.grounding.terms import ask_coverage, strip_markers, support
 from rag_system.retrieval.packer import EvidenceBlock
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from rag_system.generation.answer_rules import (
     SynthesisOptions, answers, cited_ask, cited_numbers, covered, extract, groundedness)
-from rag_system.generation.asks import ask_together
-from rag_system.generation.citations import (
+from rag_system.grounding.asks import ask_together
+from rag_system.grounding.citations import (
     Validation,
     attribute,
     check,
@@ -46,10 +46,10 @@ from rag_system.generation.prompts import (
     repair_messages,
     strip_labels,
 )
-from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
+from rag_system.grounding.quantities import asks_quantity, other_quantity, states_quantity
 from rag_system.generation.release import Release
-from rag_system.generation.replies import sources_answer, with_reply
-from rag_system.generation.terms import coverage
+from rag_system.grounding.yes_no import sources_answer, with_reply
+from rag_system.grounding.terms import coverage
 from rag_system.retrieval.packer import EvidenceBlock
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ import docent_native
 
 from common.lexicon import WORD
 from rag_system.generation.language import question_language
-from rag_system.generation.terms import initialisms
+from rag_system.grounding.terms import initialisms
 from rag_system.grounding.compare import Alignment, align
 from rag_system.grounding.findings import (
     SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, Verification, worst)

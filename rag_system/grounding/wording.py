@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_system.generation.terms import support
+from rag_system.grounding.terms import support
 from rag_system.grounding.findings import UNSUPPORTED, Finding
 
 #: Share of a sentence's content words its cited sources must hold.

@@ -11,7 +11,7 @@ import threading
 
 from rag_system.generation.synthesis import Cancelled, SynthesisOptions, Synthesizer
 from rag_system.generation.registry import ExtractiveBackend
-from rag_system.generation.terms import strip_markers
+from rag_system.grounding.terms import strip_markers
 from tests.unit.test_synthesis import BLOCKS, QUESTION, Scripted, block, run_with_data
 
 RIGHT = "If this value is absent, a default value of 3 is assumed [1]."

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rag_system.generation.citations import check, validate
+from rag_system.grounding.citations import check, validate
 from rag_system.generation.extractive import extractive_answer
 from rag_system.generation.llm import (
     BackendStatus,
@@ -367,7 +367,7 @@ def test_unsupported_claim_is_accepted_only_when_verification_is_off():
 
 
 def test_specific_names_weigh_double_in_coverage():
-    from rag_system.generation.terms import coverage
+    from rag_system.grounding.terms import coverage
 
     share, missing = coverage("What is the capital of Mongolia?", ["Header names never use capitals."])
     assert missing == ["mongolia"] and share < 0.5
@@ -449,7 +449,7 @@ def test_an_answer_with_the_documented_negation_is_kept():
     ("Which frame carries the token?", False),
 ])
 def test_which_questions_ask_for_a_number_or_formula(question: str, asks: bool):
-    from rag_system.generation.citations import asks_quantity
+    from rag_system.grounding.citations import asks_quantity
     assert asks_quantity(question) is asks
 
 
@@ -462,7 +462,7 @@ def test_which_questions_ask_for_a_number_or_formula(question: str, asks: bool):
     ("The agreement was signed on May 3, 2024 [1].", True),
 ])
 def test_a_formula_states_a_quantity(answer: str, states: bool):
-    from rag_system.generation.quantities import states_quantity
+    from rag_system.grounding.quantities import states_quantity
     assert states_quantity(answer) is states
 
 
@@ -501,7 +501,7 @@ def test_an_answer_that_does_not_answer_goes_to_repair(question, draft, fixed, f
     ("Does the agent match patterns in the query?", "Yes, the agent matches patterns in the query [1].", False),
 ])
 def test_echoes(question: str, answer: str, echo: bool):
-    from rag_system.generation.citations import echoes, validate
+    from rag_system.grounding.citations import echoes, validate
     evidence = block(1, "Layer 2, the agent, is the single LLM routing layer: it decides rag_query vs direct_answer. "
                         "The weakest measured pattern of 2026 is pre-retrieval routing on the query by a model. "
                         "The agent matches patterns in the query only for greetings.")

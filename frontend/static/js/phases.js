@@ -14,6 +14,7 @@ const PHASE_OF = {
   rerank_started: "reranking", rerank_done: "reranking",
   context_expand_started: "expanding", context_expand_done: "expanding",
   token: "writing", first_token: "writing", backend_fallback: "writing", direct_answer: "writing", cache_hit: "writing",
+  generation_started: "writing", checking: "writing", // the model writes; each sentence is checked before it shows
   task_part: "writing",
   citations: "checking", answer_repaired: "checking", answer_replaced: "checking", answer_corroborated: "checking",
 };

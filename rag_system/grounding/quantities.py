@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from rag_system.generation.asks import ask_head
-from rag_system.generation.terms import stem, strip_markers
+from rag_system.grounding.asks import ask_head
+from rag_system.grounding.terms import stem, strip_markers
 
 _QUANTITY_QUESTION = re.compile(
     r"\b(?:how (?:many|much|long|often|large|big|far|old)|what (?:value|percentage|number|amount|fee|price|"

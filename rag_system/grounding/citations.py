@@ -17,8 +17,8 @@ from typing import Any
 
 import docent_native
 
-from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
-from rag_system.generation.terms import MARKER, is_yes_no, key_terms, stem, strip_markers, support, term_set
+from rag_system.grounding.quantities import asks_quantity, other_quantity, states_quantity
+from rag_system.grounding.terms import MARKER, is_yes_no, key_terms, stem, strip_markers, support, term_set
 from rag_system.grounding.findings import SUPPORTED, SentenceCheck
 from rag_system.grounding.verifier import Source
 from rag_system.grounding.verifier import verify as verify_text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rag_system.generation.terms import is_yes_no
+from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to
 from rag_system.retrieval.packer import EvidenceBlock
 
