@@ -92,6 +92,7 @@ def build_index(
     cancel: threading.Event | None = None,
     hold: frozenset[Path] = frozenset(),
     settle_s: float = 0.0,
+    remove: Sequence[str] = (),
 ) -> BuildSummary:
     """Bring index `index` in line with the files under `inputs`.
 
@@ -99,6 +100,7 @@ def build_index(
     chooses it for a new index and must match an existing one's. Without an
     `embedder`, the model loads only once a file needs embedding. `hold`: files left as they are
     indexed (still being written), and with `settle_s` every file modified within that time.
+    `remove`: indexed paths to drop in this build (the previous version of a replaced upload).
     """
     started = time.perf_counter()
     validate_index_name(index)
@@ -131,6 +133,9 @@ def build_index(
         records = {}
     plan = make_plan(files, hashes, sizes, skipped, roots, records, options.version,
                      embedder.identity.model_id, held)
+    listed = {str(f) for f in files}
+    plan.removed.extend(records[p] for p in dict.fromkeys(remove) if p in records and p not in listed
+                        and records[p] not in plan.removed)
     _report_plan(plan, summary, on_event, records)
 
     for record in plan.removed:
