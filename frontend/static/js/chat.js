@@ -8,7 +8,9 @@ import { openCitation } from "./viewer.js";
 import { indexState, loadIndexes } from "./indexes.js";
 import { PHASES, reachedPhases, replayPhases, settlePhases } from "./phases.js";
 import { attachInspector, taskOptions, taskPicker } from "./inspector.js";
-import { sourceLabel, statusLabel } from "./labels.js";
+import { confidenceLabel, sourceLabel, statusLabel } from "./labels.js";
+import { attachFeedback } from "./feedback.js";
+import { exportControl } from "./export.js";
 
 let view = null;
 let sessionId = null;
@@ -58,6 +60,7 @@ export async function renderPicker() {
     box.append(el("label", { class: "chip-check" }, input, el("span", { text: ix.name })));
   }
   for (const id of [...picked]) if (!indexState.list.some((i) => i.id === id)) picked.delete(id);
+  box.append(exportControl(() => sessionId));
 }
 
 export async function openSession(id) {
@@ -111,10 +114,12 @@ function answerFromHistory(m, question) {
   const events = md.events || [];
   if (!replayPhases(shell.phases, events, md)) shell.phases.remove();
   shell.wrap.dataset.state = md.status || "complete";
+  const done = events.find((s) => s?.type === "complete")?.data || {};
   finish(shell, { answer: m.content, citations: md.citations || [], source_documents: md.source_documents || [],
     answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms,
-    inspector: events.find((s) => s?.type === "complete")?.data?.inspector }, question);
+    confidence: md.confidence ?? done.confidence, inspector: done.inspector }, question);
   if (md.status && md.status !== "complete") shell.meta.prepend(statusBadge(md.status));
+  else attachFeedback(shell.meta, { messageId: m.id }, m.feedback);
   return shell.wrap;
 }
 
@@ -157,6 +162,8 @@ function finish(shell, result, question) {
     const [label, why] = sourceLabel(result.answer_source);
     shell.meta.append(el("span", { class: `badge b-${result.answer_source}`, dataset: { source: result.answer_source }, title: why, text: label }));
   }
+  const confidence = confidenceLabel(result.confidence);
+  if (confidence) shell.meta.append(el("span", { class: "small confidence", dataset: { level: confidence.level }, title: confidence.why, text: confidence.text }));
   const total = result.token_usage?.total;
   if (total && (total.prompt || total.completion)) shell.meta.append(el("span", { class: "small muted tokens", text: `${total.prompt ?? 0} prompt + ${total.completion ?? 0} completion tokens` }));
   const t = result.timings_ms || {};
@@ -267,6 +274,7 @@ export async function ask(text, existing = null) {
           shell.note.textContent = "";
           settlePhases(shell.phases, reachedPhases(seen, data.answer_source));
           finish(shell, data, question);
+          attachFeedback(shell.meta, { sessionId: sid, turnId: body.turn_id });
           break;
         case "error":
           throw Object.assign(new Error(data.message || "The answer failed."), { code: data.code });
