@@ -10,15 +10,14 @@ documents. A turn that failed or was stopped says so instead of passing for an a
 
 from __future__ import annotations
 
-import re
 from typing import Any
-from urllib.parse import quote
+
+from backend.citation_links import link, where
 
 #: How a stored answer's source reads in the export (the web app's badge words, js/labels.js).
 SOURCE_WORDS = {"llm": "Answer from the documents", "llm_repaired": "Answer from the documents (repaired)",
                 "extractive": "Quoted from the documents", "mixed": "Partly quoted", "refusal": "Not in the documents",
                 "direct": "Not from the documents", "clarification": "Which document?"}
-_STORED_PREFIX = re.compile(r"^[0-9a-f]{64}_")
 _QUOTE_CHARS = 160
 
 
@@ -61,21 +60,10 @@ def _answer(message: dict[str, Any], base_url: str) -> list[str]:
 
 
 def _citation(c: dict[str, Any], base_url: str) -> str:
-    name = _STORED_PREFIX.sub("", str(c.get("document_name") or "document"))
-    page = (c.get("location") or {}).get("page") or c.get("page_start")
-    doc = quote(str(c.get("document_id") or ""), safe="")
     quote_text = " ".join(str(c.get("quote") or "").split())
-    if name.lower().endswith(".pdf") and page:
-        where = f"{name}, p. {page}"
-        link = f"{base_url}/documents/{doc}/pages/{int(page)}.png"
-        if quote_text:
-            link += f"?highlight={quote(quote_text[:300], safe='')}"
-    else:
-        where = f"{name}" + (f", p. {page}" if page and (c.get("location") or {}).get("paged") else "")
-        link = f"{base_url}/documents/{doc}/file"
     shown = quote_text if len(quote_text) <= _QUOTE_CHARS else quote_text[: _QUOTE_CHARS - 1].rstrip() + "…"
     tail = f" — “{shown}”" if shown else ""
-    return f"- [{c.get('n', '?')}] [{_escape(where)}]({link}){tail}"
+    return f"- [{c.get('n', '?')}] [{_escape(where(c))}]({link(c, base_url)}){tail}"
 
 
 def _one_line(text: str) -> str:
