@@ -21,7 +21,7 @@ from testkit.docs import PDF_PAGE_WORDS, make_pdf
 from testkit.processes import GatewayProcess, RagApiProcess, free_port
 from testkit.scripted_llm import ScriptedLLM
 from testkit.stack import MODEL_ENV
-from tests.browser.conftest import FrontendProcess, Stack, _require_browser, running
+from tests.browser.conftest import PHONE, FrontendProcess, Stack, _require_browser, running
 from tests.browser.helpers import new_chat_on, shot, wait_until
 
 pytestmark = pytest.mark.slow
@@ -197,3 +197,41 @@ def test_confidence_in_plain_words_beside_the_badge_when_verify_is_on(page: Any,
     open_app(page, stack)
     new_chat_on(page, library["mixed"])
     assert ask(page, TIDE_QUESTION).locator(".meta .confidence").count() == 0
+
+
+def test_filters_pick_documents_and_file_types_for_a_question(page: Any, stack: Stack, library: dict[str, str]) -> None:
+    sent: list[dict[str, Any]] = []
+    page.on("request", lambda r: sent.append(json.loads(r.post_data or "{}")) if r.url.endswith("/chat/stream") else None)
+    open_app(page, stack)
+    new_chat_on(page, library["mixed"])
+    page.click("#filters-toggle")
+    panel = page.locator("#filters .filters-panel")
+    panel.locator(".filter-docs").wait_for()
+    assert panel.locator(".filter-docs .filter-option").all_inner_texts() == ["guide.pdf", "harbour.txt"]
+    assert panel.locator(".filter-types .filter-option").all_inner_texts() == ["PDF", "TXT"]
+    panel.locator(".filter-docs label", has_text="harbour.txt").locator("input").check()
+    assert page.inner_text("#filters-toggle") == "Filters · 1"
+    shot(page, "filters-panel")
+    panel.get_by_role("button", name="Done").click()
+    # the one document in scope: "What is this about?" is its summary
+    answer = ask(page, "What is this about?")
+    assert "Summary of harbour.txt" in answer.locator(".answer").inner_text()
+    harbour = [d for d in Client(stack.gateway.url).get(f"/indexes/{library['mixed']}").json["documents"]
+               if d["filename"] == "harbour.txt"][0]
+    assert sent[-1]["filters"] == {"document_id": [harbour["sha256"]]}
+    # only PDFs: the tide (in the text file) is not found
+    page.click("#filters-toggle")
+    panel.get_by_role("button", name="Clear").click()
+    panel.locator(".filter-types label", has_text="PDF").locator("input").check()
+    page.click("#filters-toggle")  # closes the panel
+    answer = ask(page, TIDE_QUESTION)
+    assert sent[-1]["filters"] == {"file_type": ["pdf"]}
+    assert "harbour.txt" not in answer.text_content()
+    # at phone width the panel stays on screen
+    page.set_viewport_size(PHONE)
+    page.click("#filters-toggle")
+    panel.locator(".filter-docs").wait_for()
+    box = panel.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] and box["y"] >= 0, box
+    shot(page, "filters-panel-phone")
+    assert not page.errors, page.errors

@@ -11,6 +11,7 @@ import { attachInspector, taskOptions, taskPicker } from "./inspector.js";
 import { confidenceLabel, sourceLabel, statusLabel } from "./labels.js";
 import { attachFeedback } from "./feedback.js";
 import { exportControl } from "./export.js";
+import { filterControl, filterOptions } from "./filters.js";
 
 let view = null;
 let sessionId = null;
@@ -29,7 +30,8 @@ function composer() {
   const input = el("textarea", { id: "question", rows: 2, maxlength: 8000, placeholder: "Ask about your documents…", "aria-label": "Question (Enter sends, Shift+Enter adds a line)", title: "Enter sends, Shift+Enter adds a line" });
   const send = el("button", { type: "submit", class: "btn primary", id: "send", text: "Send" });
   const stop = el("button", { type: "button", class: "btn danger", id: "stop", text: "Stop", hidden: true });
-  const form = el("form", { class: "composer", id: "composer" }, input, el("div", { class: "composer-actions" }, taskPicker(), send, stop));
+  const filters = filterControl(() => indexState.list.filter((ix) => picked.has(ix.id)));
+  const form = el("form", { class: "composer", id: "composer" }, input, el("div", { class: "composer-actions" }, filters, taskPicker(), send, stop));
   form.addEventListener("submit", (e) => { e.preventDefault(); ask(input.value); });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
@@ -238,7 +240,7 @@ export async function ask(text, existing = null) {
   let streamed = "", frame = 0, completed = false;
   const seen = []; // event types, for the phases this answer reached
   const paint = () => { frame = 0; renderMarkdown(shell.body, streamed); follow(); };
-  const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions(), ...taskOptions() };
+  const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions(), ...taskOptions(), ...filterOptions() };
   try {
     await streamChat(body, (type, data) => {
       seen.push(type);
