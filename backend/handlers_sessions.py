@@ -88,7 +88,7 @@ def session_history(app: App, req: Request) -> Response:
         raise ApiError(400, "invalid_field", f"'limit' must be an integer from 1 to {MAX_MESSAGES}")
     limit = int(raw) if raw is not None else DEFAULT_MESSAGES
     history = conversation(app.store, session["id"], limit, req.query_value("exclude_turn"))
-    return Response.json({"session_id": session["id"], "history": history})
+    return Response.json({"session_id": session["id"], "history": history, "model_used": session["model_used"]})
 
 
 def delete_session(app: App, req: Request) -> Response:
