@@ -100,6 +100,8 @@ class Job:
 
     def _fold(self, event: BuildEvent) -> None:
         self.overall = event.data.get("progress") or self.overall
+        if event.type == "build_preparing":
+            self.total = int(event.data.get("files", 0))
         if event.type == "build_started":
             self.total = int(event.data.get("to_process", 0)) + int(event.data.get("unchanged", 0))
         if event.path is None or event.type not in _FILE_STATES:

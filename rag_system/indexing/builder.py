@@ -114,8 +114,15 @@ def build_index(
     files = [f for f in files if f not in hold]
     db = open_store(settings)
     converted: dict[Path, ConvertedDocument] = {}  # files read to detect the language (EMBEDDER=auto)
-    embedder = choose_embedder(db, index, settings, embedder, embedder_name,
-                               sample=lambda: _language_sample(files, settings, converted))
+    # Said before anything slow (reading files to detect their language can take a minute of OCR), so a
+    # build reports that it is working from its first second, not only once the plan is made.
+    on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "planning"}))
+
+    def sample() -> list[str]:
+        on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "detecting_language"}))
+        return _language_sample(files, settings, converted, on_event)
+
+    embedder = choose_embedder(db, index, settings, embedder, embedder_name, sample=sample)
     options = chunker_options(settings, embedder)
     summary = BuildSummary(index=index)
     sizes = [p.stat().st_size for p in files]
@@ -208,10 +215,12 @@ def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
 
 
 def _language_sample(files: Sequence[Path], settings: Settings, converted: dict[Path, ConvertedDocument],
-                     limit: int = 3) -> list[str]:
+                     on_event: EventSink = ignore_event, limit: int = 3) -> list[str]:
     """Text of the first few convertible files (kept, so they are not converted twice)."""
     texts: list[str] = []
     for path in files[: limit * 2]:
+        on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "detecting_language",
+                                                     "reading": path.name}))
         try:
             converted[path] = convert(path, settings)
         except ConversionError:

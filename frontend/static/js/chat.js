@@ -6,7 +6,7 @@ import { createSession, markCurrent, touchSession } from "./sessions.js";
 import { el, errorBox, fmtMs, toast, uuid } from "./util.js";
 import { openCitation } from "./viewer.js";
 import { indexState, loadIndexes } from "./indexes.js";
-import { PHASES, reachedPhases, replayPhases, settlePhases } from "./phases.js";
+import { PHASES, keepPhasePlaces, possiblePhases, reachedPhases, replayPhases, settlePhases } from "./phases.js";
 import { attachInspector, taskOptions, taskPicker } from "./inspector.js";
 import { confidenceLabel, sourceLabel, statusLabel } from "./labels.js";
 import { attachFeedback } from "./feedback.js";
@@ -97,9 +97,9 @@ function userBubble(text) {
   return el("div", { class: "msg user" }, el("div", { class: "bubble", text }));
 }
 
-function answerShell() {
+function answerShell(options = {}) {
   const phases = el("ol", { class: "phases", "aria-label": "Pipeline progress" },
-    PHASES.map(([key, label]) => el("li", { class: "phase", dataset: { phase: key, state: "pending" } }, el("span", { class: "dot", "aria-hidden": "true" }), label)));
+    possiblePhases(options).map(([key, label]) => el("li", { class: "phase", dataset: { phase: key, state: "pending" } }, el("span", { class: "dot", "aria-hidden": "true" }), label)));
   const note = el("li", { class: "phase-note", role: "status" });
   phases.append(note);
   const body = el("div", { class: "answer markdown", "aria-live": "polite" });
@@ -193,7 +193,7 @@ function activate(shell, key) {
   for (const [k] of PHASES) {
     if (k === key) break;
     const n = shell.phases.querySelector(`[data-phase="${k}"]`);
-    if (n.dataset.state === "active") n.dataset.state = "done";
+    if (n?.dataset.state === "active") n.dataset.state = "done";
   }
   setPhase(shell, key, "active");
 }
@@ -224,7 +224,7 @@ export async function ask(text, existing = null) {
   let sid;
   try { sid = await ensureSession(); } catch (err) { thread.append(errorBox(err, () => ask(question))); return; }
   if (!existing) thread.append(userBubble(question));
-  const shell = answerShell();
+  const shell = answerShell(chatOptions());
   if (existing) existing.replaceWith(shell.wrap); else thread.append(shell.wrap);
   const nearBottom = () => thread.scrollHeight - thread.scrollTop - thread.clientHeight < 120;
   const follow = () => { if (nearBottom()) thread.scrollTop = thread.scrollHeight; };
@@ -275,6 +275,7 @@ export async function ask(text, existing = null) {
           if (frame) cancelAnimationFrame(frame);
           shell.note.textContent = "";
           settlePhases(shell.phases, reachedPhases(seen, data.answer_source));
+          keepPhasePlaces(shell.phases);
           finish(shell, data, question);
           attachFeedback(shell.meta, { sessionId: sid, turnId: body.turn_id });
           break;
