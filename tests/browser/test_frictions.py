@@ -174,5 +174,5 @@ def test_the_phase_row_does_not_move_when_a_phase_that_did_not_run_goes(page: An
             const r = chip.getBoundingClientRect(), row = chip.parentElement.getBoundingClientRect();
             return [r.x - row.x, r.y - row.y]; }""")
         assert during == after, f"{message!r}: the Writing chip moved from {during} to {after}"
-    assert page.locator(".msg.assistant").last.locator(".phase[data-phase=reranking]").count() == 0
+    assert not page.locator(".msg.assistant").last.locator(".phase[data-phase=reranking]").is_visible()
     shot(page, "phase-row-settled")

@@ -98,8 +98,10 @@ function userBubble(text) {
 }
 
 function answerShell(options = {}) {
+  // A phase the request cannot reach is never shown (it would vanish at the end and move the chips after it).
+  const possible = new Set(possiblePhases(options).map(([key]) => key));
   const phases = el("ol", { class: "phases", "aria-label": "Pipeline progress" },
-    possiblePhases(options).map(([key, label]) => el("li", { class: "phase", dataset: { phase: key, state: "pending" } }, el("span", { class: "dot", "aria-hidden": "true" }), label)));
+    PHASES.map(([key, label]) => el("li", { class: "phase", hidden: !possible.has(key), dataset: { phase: key, state: possible.has(key) ? "pending" : "skipped" } }, el("span", { class: "dot", "aria-hidden": "true" }), label)));
   const note = el("li", { class: "phase-note", role: "status" });
   phases.append(note);
   const body = el("div", { class: "answer markdown", "aria-live": "polite" });

@@ -62,7 +62,7 @@ export function possiblePhases(options = {}) {
 // When a live answer ends, a skipped phase before one that ran keeps its place (invisible), so the chips
 // after it do not move; skipped phases at the end of the row go.
 export function keepPhasePlaces(list) {
-  const chips = [...list.querySelectorAll("[data-phase]")];
+  const chips = [...list.querySelectorAll("[data-phase]:not([hidden])")];
   const last = chips.findLastIndex((chip) => chip.dataset.state === "done" || chip.dataset.state === "stopped");
   chips.forEach((chip, i) => { chip.dataset.keepPlace = String(chip.dataset.state === "skipped" && i < last); });
 }
