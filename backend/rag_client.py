@@ -45,9 +45,10 @@ class RagClient:
 
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
                     embedder: str | None = None, *, chunk_size: int | None = None,
-                    embedding_model: str | None = None) -> dict[str, Any]:
+                    embedding_model: str | None = None, remove_paths: list[str] | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"index": index, "paths": paths, **({"embedder": embedder} if embedder else {})}
-        body.update({k: v for k, v in (("chunk_size", chunk_size), ("embedding_model", embedding_model)) if v})
+        body.update({k: v for k, v in (("chunk_size", chunk_size), ("embedding_model", embedding_model),
+                                       ("remove_paths", remove_paths)) if v})
         return self._call("POST", "/index", body, timeout=self.index_timeout_s, request_id=request_id)[1]
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
@@ -61,6 +62,14 @@ class RagClient:
     def delete_index(self, name: str, request_id: str | None = None) -> bool:
         """Delete the index's table; False when the RAG API has no such index (nothing to delete)."""
         status, _ = self._call("DELETE", f"/indexes/{quote(name, safe='')}", timeout=self.index_timeout_s,
+                               request_id=request_id, accept_status=(200, 404))
+        return status == 200
+
+    def remove_document(self, name: str, document_id: str, path: str, request_id: str | None = None) -> bool:
+        """Remove one document's chunks from an index; False when the RAG API has no such index or
+        document there (nothing to remove)."""
+        status, _ = self._call("DELETE", f"/indexes/{quote(name, safe='')}/documents/{quote(document_id, safe='')}"
+                               f"?path={quote(path, safe='')}", timeout=self.index_timeout_s,
                                request_id=request_id, accept_status=(200, 404))
         return status == 200
 

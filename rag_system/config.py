@@ -19,6 +19,8 @@ from typing import Any
 from dotenv import dotenv_values
 
 from common.options import FUSIONS, MODES
+from rag_system.localgpt_env import aliased
+from rag_system.localgpt_env import notes as localgpt_notes
 
 
 class ConfigError(ValueError):
@@ -335,6 +337,21 @@ def _validate_scale(settings: Settings) -> None:
                           "set AWS_ALLOW_HTTP=true to allow it")
 
 
+def _environment(environ: Mapping[str, str] | None, dotenv_path: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The `.env` file's values under the process environment's."""
+    env: dict[str, str] = {}
+    if dotenv_path is not None and Path(dotenv_path).is_file():
+        env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
+    env.update(os.environ if environ is None else environ)
+    return env
+
+
+def environment_notes(environ: Mapping[str, str] | None = None,
+                      dotenv_path: str | os.PathLike[str] | None = ".env") -> list[str]:
+    """What start-up says about localGPT's names found in the environment (rag_system/localgpt_env.py)."""
+    return localgpt_notes(_environment(environ, dotenv_path))
+
+
 def load_settings(
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
@@ -345,10 +362,7 @@ def load_settings(
     Pure: reads `environ` (default `os.environ`) and the `.env` file but never
     writes either, so calling it per request is safe.
     """
-    env: dict[str, str] = {}
-    if dotenv_path is not None and Path(dotenv_path).is_file():
-        env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
-    env.update(os.environ if environ is None else environ)
+    env = aliased(_environment(environ, dotenv_path))
     name = profile or env.get("DOCENT_PROFILE", "default")
     if name not in PROFILES:
         raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")

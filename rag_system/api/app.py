@@ -121,23 +121,24 @@ class Service:
             self._sizes = (0.0, [])
 
     # -- read-only views -----------------------------------------------------------
-    def conversation(self, session_id: str, exclude_turn: str | None) -> tuple[tuple[Turn, ...], str | None]:
-        """The session's last turns as the gateway holds them, and a warning when it could not be asked.
+    def conversation(self, session_id: str, exclude_turn: str | None) -> tuple[tuple[Turn, ...], str | None, str]:
+        """The session's last turns as the gateway holds them, a warning when it could not be asked, and
+        the session's model (`model_used`).
 
         Without them a follow-up is answered as a question of its own, which is better than no answer.
         """
         limit = self.settings.memory_turns
         if limit == 0:
-            return (), None
+            return (), None, ""
         try:
-            found = read_history(self.settings.gateway_url, self.gate.token, session_id, limit, exclude_turn)
+            found, model = read_history(self.settings.gateway_url, self.gate.token, session_id, limit, exclude_turn)
         except (OSError, ValueError) as exc:
             log.warning("conversation history of session %s unavailable: %s", session_id, exc)
             return (), ("the conversation history could not be read from the gateway; "
-                        "this question was answered on its own")
+                        "this question was answered on its own"), ""
         turns = tuple(Turn(m["role"], m["content"], m.get("standalone") or None) for m in found
                       if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str))
-        return turns, None
+        return turns, None, model
 
     def index_names(self, fresh: bool = False) -> list[str]:
         return list_indexes(self.db) if fresh else [name for name, _ in self.index_sizes()]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from common.errors import bad_request
@@ -64,6 +65,7 @@ class IndexRequest:
     embedder: str | None = None  # the embedder of a new index (rag_system/indexing/embedders.py)
     chunk_size: int | None = None  # chunk budget in tokens for the files this build (re)indexes
     embedding_model: str | None = None  # localGPT's name for the embedder: a model id (or an embedder name)
+    remove: tuple[str, ...] = ()  # indexed paths this build drops (a replaced upload's previous version)
 
 
 def normalise_keys(body: Any) -> dict[str, Any]:
@@ -279,9 +281,14 @@ def parse_index(raw: Any) -> IndexRequest:
         raise bad_request("every path must be a non-empty string", "invalid_paths")
     if body.get("retrieval_mode") is not None:
         _mode(body)  # the product we replace validated it here too
+    remove = body.get("remove_paths") or []
+    if not isinstance(remove, list) or len(remove) > MAX_PATHS or \
+            not all(isinstance(p, str) and p and "\x00" not in p and len(p) <= 4096 for p in remove):
+        raise bad_request("remove_paths must be a list of indexed paths", "invalid_paths")
     return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body),
                         chunk_size=_int(body, "chunk_size", MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS),
-                        embedding_model=_str(body, "embedding_model", max_len=300))
+                        embedding_model=_str(body, "embedding_model", max_len=300),
+                        remove=tuple(str(Path(p).resolve()) for p in remove))
 
 
 def embedder_option(body: dict[str, Any]) -> str | None:

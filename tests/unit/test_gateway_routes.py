@@ -28,6 +28,9 @@ EXPECTED = {
     ("GET", "/v1/models"), ("POST", "/v1/chat/completions"),
     # the verifier on any text (issue 41)
     ("POST", "/verify"),
+    # Everyday use (issue 43): feedback and its export, one document at a time, a conversation as Markdown
+    ("POST", "/messages/{message_id}/feedback"), ("GET", "/feedback"),
+    ("DELETE", "/indexes/{index_id}/documents/{document_id}"), ("GET", "/sessions/{session_id}/export"),
 }
 
 

@@ -52,3 +52,18 @@ export function replayPhases(list, steps, { status = "complete", answer_source: 
   list.dataset.replayed = "true";
   return true;
 }
+
+// The phases a request can reach: re-ranking only when it asks for it, expanding only with surrounding text.
+// A chip for a phase that cannot run would vanish at the end and shift the chips after it.
+export function possiblePhases(options = {}) {
+  return PHASES.filter(([key]) => (key !== "reranking" || options.ai_rerank !== false)
+    && (key !== "expanding" || options.context_expand !== false));
+}
+
+// When a live answer ends, a skipped phase before one that ran keeps its place (invisible), so the chips
+// after it do not move; skipped phases at the end of the row go.
+export function keepPhasePlaces(list) {
+  const chips = [...list.querySelectorAll("[data-phase]:not([hidden])")];
+  const last = chips.findLastIndex((chip) => chip.dataset.state === "done" || chip.dataset.state === "stopped");
+  chips.forEach((chip, i) => { chip.dataset.keepPlace = String(chip.dataset.state === "skipped" && i < last); });
+}
