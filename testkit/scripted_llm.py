@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,8 +25,9 @@ MODEL_ID = "scripted-model"
 class ScriptedLLM:
     """`with ScriptedLLM(reply) as llm:` serves at `llm.url`; `llm.requests` holds every chat request body."""
 
-    def __init__(self, reply: Reply | str) -> None:
+    def __init__(self, reply: Reply | str, pace_s: float = 0.0) -> None:
         self.reply: Reply = (lambda _messages: reply) if isinstance(reply, str) else reply
+        self.pace_s = pace_s  # seconds between streamed words: a model writing at a person's reading pace
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -79,6 +81,12 @@ class ScriptedLLM:
                 self.wfile.write(data)
 
             def _stream(self, text: str) -> None:
+                try:
+                    self._stream_words(text)
+                except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: so do we
+                    self.close_connection = True
+
+            def _stream_words(self, text: str) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
@@ -88,6 +96,9 @@ class ScriptedLLM:
                     piece = word if i == len(words) - 1 else word + " "
                     chunk = {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    if owner.pace_s:
+                        self.wfile.flush()
+                        time.sleep(owner.pace_s)
                 end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
                        "usage": {"prompt_tokens": 10, "completion_tokens": len(words)}}
                 self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())

@@ -31,7 +31,7 @@ class SynthesisOptions:
     min_ask: float = 0.33  # share of the question's ask terms a block the answer cites must hold (rule 4)
     min_meaning: float = 0.45  # ... unless a quoted sentence is this close to the question in meaning
     meaning: Meaning | None = None  # the index's embedder, for quoting by meaning (None: by words alone)
-    verify: bool = True
+    verify: bool = True  # rate how well the answer is supported (`confidence`); every answer is checked regardless
     history: str = ""
 
 

@@ -106,7 +106,7 @@ class Synthesizer:
         answer = self._answer(question, blocks, chain, options, emit, cancel, similarity, absent)
         if answer.answer_source == "refusal":
             answer.answer = refusal_for(question, REFUSAL_TEXT)
-        elif options.verify and answer.answer_source in ("llm", "llm_repaired", "extractive"):
+        elif answer.answer_source in ("llm", "llm_repaired", "extractive"):
             # A yes/no question gets its "Yes" or "No" from what the cited passages say, when the
             # answer does not open with one (a quote, or a model that restated the passage).
             cited = [b for b in blocks if b.number in cited_numbers(answer.answer)]
@@ -171,7 +171,7 @@ class Synthesizer:
                                     "message": f"Reading {passages}" + (f" (~{estimate:.0f} s)" if estimate else "")})
         first_token: float | None = None
         read_blocks = [b for b in blocks if b.in_prompt]
-        reply = sources_answer(question, read_blocks) if options.verify else None
+        reply = sources_answer(question, read_blocks)
         repairs: list[str] = []  # how the sentences shown were repaired ("attribution", "citation")
         release = Release(lambda sentence: self._sentence(question, sentence, read_blocks, options, repairs), emit,
                           ready=lambda text: answers(question, text, blocks, options),
@@ -214,18 +214,18 @@ class Synthesizer:
         text = strip_labels(normalise_answer(sentence), read)
         if not text or is_refusal(text):
             return None
-        report = check(text, read, options.verify, question, whole=False)
+        report = check(text, read, True, question, whole=False)
         if not report.valid and options.repair:
             fixed, count = attribute(text, read, report)
             if count:
-                report, text = check(fixed, read, options.verify, question, whole=False), fixed
+                report, text = check(fixed, read, True, question, whole=False), fixed
                 if report.valid:
                     repairs.append("attribution")
             for instead in (True, False):
                 if report.valid:
                     break
                 recited, moved = recite(text, read, report, instead)
-                again = check(recited, read, options.verify, question, whole=False) if moved else None
+                again = check(recited, read, True, question, whole=False) if moved else None
                 if again is not None and again.valid:
                     report, text = again, recited
                     repairs.append("citation")
@@ -239,8 +239,8 @@ class Synthesizer:
         Nothing shown is ever taken back."""
         shown = release.text
         read = [b for b in blocks if b.in_prompt]
-        report = check(shown, read, options.verify, question).with_attributed(repairs.count("attribution"))
-        first = {**check(draft, read, options.verify, question).to_json(), "dropped": len(release.held)}
+        report = check(shown, read, True, question).with_attributed(repairs.count("attribution"))
+        first = {**check(draft, read, True, question).to_json(), "dropped": len(release.held)}
         emit("citations", {"stage": "first", **first})
         source = "llm_repaired" if release.held or repairs else "llm"
         answers = options.min_ask <= 0 or cited_ask(question, shown, blocks)[0] >= options.min_ask
@@ -263,7 +263,7 @@ class Synthesizer:
             emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
         read = [b for b in blocks if b.in_prompt]  # what the model may cite: a number it never saw is unknown
-        report = check(text, read, options.verify, question)
+        report = check(text, read, True, question)
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
         if report.valid:
@@ -273,13 +273,13 @@ class Synthesizer:
         fixed, count = attribute(text, read, report)
         current = report
         if count:
-            current = check(fixed, read, options.verify, question).with_attributed(count)
+            current = check(fixed, read, True, question).with_attributed(count)
             if current.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
                 return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, current), first
         for instead in (True, False):  # a fact the model read in one block and cited to another
             recited, moved = recite(fixed, read, current, instead)
-            again = check(recited, read, options.verify, question) if moved else None
+            again = check(recited, read, True, question) if moved else None
             if again is not None and again.valid:
                 again = again.with_attributed(count)
                 emit("answer_repaired", {"answer": recited, "method": "citation", "recited": moved})
@@ -290,11 +290,11 @@ class Synthesizer:
         second = strip_labels(normalise_answer(repaired.text), blocks)
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit), first
-        report = check(second, read, options.verify, question)
+        report = check(second, read, True, question)
         if not report.valid:
             second, count = attribute(second, read, report)
             if count:
-                report = check(second, read, options.verify, question).with_attributed(count)
+                report = check(second, read, True, question).with_attributed(count)
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
             return self._accept(question, second, "llm_repaired", blocks, backend, options, emit, report), first
@@ -313,13 +313,12 @@ class Synthesizer:
             if share < options.min_ask:
                 return self._replace(question, blocks, options, emit,
                                      f"the passages it cites do not say: {', '.join(lacking[:6])}", text)
-        if options.verify:  # every other block that states the same facts is cited too, each checked
-            more, added = corroborate(text, blocks, report)
-            if added:
-                again = check(more, blocks, options.verify, question).with_attributed(report.attributed)
-                if again.valid:
-                    emit("answer_corroborated", {"answer": more, "sentences": added})
-                    text, report = more, again
+        more, added = corroborate(text, blocks, report)  # every other block stating the same facts, checked
+        if added:
+            again = check(more, blocks, True, question).with_attributed(report.attributed)
+            if again.valid:
+                emit("answer_corroborated", {"answer": more, "sentences": added})
+                text, report = more, again
         return self._final(text, source, blocks, backend.name, "", 0.0, options, report)
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,

@@ -360,10 +360,13 @@ def test_citation_that_the_block_does_not_support_is_caught_and_repaired():
     assert "does not say this" in backend.prompts[1][-1].content
 
 
-def test_unsupported_claim_is_accepted_only_when_verification_is_off():
+def test_an_unsupported_claim_is_never_accepted_and_verify_only_rates_the_answer():
     claim = "The exponent is negotiated by the congestion controller during slow start [1]."
-    assert run(Scripted(claim), verify=False)[0].answer_source == "llm"
-    assert run(Scripted(claim, claim))[0].answer_source == "extractive"
+    for verify in (False, True):  # `verify` asks for a confidence rating; every answer is checked regardless
+        assert run(Scripted(claim, claim), verify=verify)[0].answer_source == "extractive"
+    right = "A default value of 3 is assumed for the exponent [1]."
+    assert run(Scripted(right), verify=False)[0].confidence is None
+    assert run(Scripted(right), verify=True)[0].confidence is not None
 
 
 def test_specific_names_weigh_double_in_coverage():
