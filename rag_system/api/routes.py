@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from common.http import Route, RouteTable
-from rag_system.api import handlers_chat, handlers_index, handlers_sync, handlers_system
+from rag_system.api import handlers_backup, handlers_chat, handlers_index, handlers_sync, handlers_system
 
 ROUTES = (
     Route("GET", "/health", handlers_system.health, public=True),
@@ -22,6 +22,7 @@ ROUTES = (
     Route("POST", "/indexes/{name}/sync", handlers_sync.trigger),
     Route("POST", "/indexes/{name}/sync/folders", handlers_sync.bind),
     Route("DELETE", "/indexes/{name}/sync/folders", handlers_sync.unbind),
+    Route("POST", "/backup", handlers_backup.backup),
 )
 
 
@@ -44,6 +45,7 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("POST", "/indexes/{name}/sync"): "service",
     ("POST", "/indexes/{name}/sync/folders"): "service",
     ("DELETE", "/indexes/{name}/sync/folders"): "service",
+    ("POST", "/backup"): "service",
 }
 
 
