@@ -43,11 +43,12 @@ _PARTIAL_UPLOAD = ".upload-"
 
 
 class BackupError(RuntimeError):
-    """A backup or restore that cannot go on; the message says what to do. `usage`: the caller's fault."""
+    """A backup or restore that cannot go on (the RAG API failed, the stream broke off); the message says
+    what to do."""
 
-    def __init__(self, message: str, usage: bool = False) -> None:
-        super().__init__(message)
-        self.usage = usage
+
+class BackupRefused(BackupError):
+    """The caller's to fix: a folder that is not empty, a folder that is not a backup."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def take(database: Path, data_dir: Path, uploads: Path, dest: Path,
     dest.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(dest, 0o700)
     if not database.is_file():
-        raise BackupError(f"no gateway database at {database} (DOCENT_DATA_DIR / DB_PATH)", usage=True)
+        raise BackupRefused(f"no gateway database at {database} (DOCENT_DATA_DIR / DB_PATH)")
     copy_database(database, dest / DATABASE)
     secret = data_dir / grants.SECRET_FILE
     if secret.is_file():
@@ -97,13 +98,13 @@ def restore(src: Path, database: Path, data_dir: Path, uploads: Path, store: Pat
     t0 = time.perf_counter()
     meta = read_meta(src)
     if "://" in str(store):
-        raise BackupError(f"the index store {store} is an object store: restore its bucket with the "
-                          "storage's own tools", usage=True)
+        raise BackupRefused(f"the index store {store} is an object store: restore its bucket with the "
+                          "storage's own tools")
     secret = data_dir / grants.SECRET_FILE
     for what, path in (("the database", database), ("the upload folder", uploads), ("the index store", store)):
         _require_empty(path, what)
     if Path(f"{database}-wal").exists() or (src / grants.SECRET_FILE).is_file() and secret.exists():
-        raise BackupError(f"{data_dir} is not an empty data folder: restore into a new one", usage=True)
+        raise BackupRefused(f"{data_dir} is not an empty data folder: restore into a new one")
     database.parent.mkdir(parents=True, exist_ok=True)
     partial = database.with_name(database.name + ".restoring")
     copy_database(src / DATABASE, partial)
@@ -123,13 +124,13 @@ def read_meta(src: Path) -> dict[str, Any]:
     try:
         meta = json.loads((src / BACKUP_FILE).read_text())
     except FileNotFoundError as exc:
-        raise BackupError(f"{src} is not a complete Docent backup (no {BACKUP_FILE}: the backup did not "
-                          "finish)", usage=True) from exc
+        raise BackupRefused(f"{src} is not a complete Docent backup (no {BACKUP_FILE}: the backup did not "
+                          "finish)") from exc
     except (OSError, ValueError) as exc:
-        raise BackupError(f"cannot read {src / BACKUP_FILE}: {exc}", usage=True) from exc
+        raise BackupRefused(f"cannot read {src / BACKUP_FILE}: {exc}") from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise BackupError(f"{src / BACKUP_FILE} is not a backup this version can restore "
-                          f"(format {meta.get('format') if isinstance(meta, dict) else '?'})", usage=True)
+        raise BackupRefused(f"{src / BACKUP_FILE} is not a backup this version can restore "
+                            f"(format {meta.get('format') if isinstance(meta, dict) else '?'})")
     return meta
 
 
@@ -185,7 +186,7 @@ def receive_store(stream: IO[bytes], dest: Path) -> dict[str, int]:
                 with target.open("wb") as out:
                     shutil.copyfileobj(source, out, 1 << 20)
     except (tarfile.TarError, OSError, ValueError) as exc:
-        raise BackupError(f"the index store stream from the RAG API broke off ({exc}); run the backup again")
+        raise BackupError(f"the index store stream from the RAG API broke off ({exc}); run the backup again") from exc
     if described is None:
         raise BackupError("the index store stream from the RAG API ended early; run the backup again")
     return {str(k).removesuffix(".lance"): int(v) for k, v in (described.get("tables") or {}).items()}
@@ -208,8 +209,8 @@ def _inside(root: Path, name: str) -> Path:
 
 def _require_empty(path: Path, what: str) -> None:
     if path.is_dir() and any(path.iterdir()) or path.is_file():
-        raise BackupError(f"{what} {path} is not empty: back up into a new folder, or restore into an "
-                          "empty data folder", usage=True)
+        raise BackupRefused(f"{what} {path} is not empty: back up into a new folder, or restore into an "
+                          "empty data folder")
 
 
 def _copy_private(src: Path, dest: Path) -> None:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from backend.backup import BackupError, Report, restore, service_token, take
+from backend.backup import BackupError, BackupRefused, Report, restore, service_token, take
 from backend.config import GatewayConfig, GatewayConfigError, load_gateway_config
 from backend.rag_client import RagClient
 from common.errors import ApiError
@@ -40,7 +40,7 @@ def backup_main(argv: Sequence[str]) -> int:
         report = take(config.database, config.data_dir, config.uploads_dir, args.dir, rag.open_backup)
     except BackupError as exc:
         sys.stderr.write(f"error: {exc}\n")
-        return 2 if exc.usage else 1
+        return 2 if isinstance(exc, BackupRefused) else 1
     except ApiError as exc:
         sys.stderr.write(f"error: the RAG API did not send its index store: {exc.message}\n")
         return 1
@@ -65,7 +65,7 @@ def restore_main(argv: Sequence[str]) -> int:
         report = restore(args.dir, config.database, config.data_dir, config.uploads_dir, store)
     except BackupError as exc:
         sys.stderr.write(f"error: {exc}\n")
-        return 2 if exc.usage else 1
+        return 2 if isinstance(exc, BackupRefused) else 1
     _print(report, args.json, f"restored into {config.data_dir} from")
     return 0
 
