@@ -86,6 +86,10 @@ class RagClient:
         return self._open("POST", "/chat/stream", payload, timeout=self.timeout_s, request_id=request_id,
                           accept="text/event-stream")
 
+    def open_backup(self) -> Any:
+        """The RAG API's index store as an open tar stream (`POST /backup`; backend/backup.py reads it)."""
+        return self._open("POST", "/backup", {}, timeout=self.timeout_s, accept="application/x-tar")
+
     # -- transport -------------------------------------------------------------
     def _call(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,
               request_id: str | None = None, accept_status: tuple[int, ...] = (200, 201, 202),

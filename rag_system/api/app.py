@@ -27,6 +27,7 @@ from rag_system.config import Settings
 from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
 from rag_system.indexing.embedder import Embedder, shared_embedder
+from rag_system.indexing.snapshot import StoreSnapshots
 from rag_system.indexing.store import ChunkTable, list_indexes, open_store
 from rag_system.retrieval.engine import RetrievalEngine
 
@@ -72,6 +73,7 @@ class Service:
         self.names = IndexNames(self.index_names, settings.gateway_url, lambda: self.gate.token)
         self.jobs = JobQueue(settings, self.embedder, self.roots, on_changed=self.index_changed)
         self.sync = SyncService(settings, open_store(settings), self.jobs, self.roots)
+        self.snapshots = StoreSnapshots(settings.resolved_lancedb_uri)  # POST /backup
         self.cors_origins = cors_origins(settings.cors_origins)
         self.llm_loading: dict[str, Any] = {"state": "not requested"}
         self._sizes: tuple[float, list[tuple[str, int]]] = (0.0, [])

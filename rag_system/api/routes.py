@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from common.http import Route, RouteTable
-from rag_system.api import handlers_chat, handlers_index, handlers_sync, handlers_system, handlers_verify
+from rag_system.api import (
+    handlers_backup, handlers_chat, handlers_index, handlers_sync, handlers_system, handlers_verify)
 
 ROUTES = (
     Route("GET", "/health", handlers_system.health, public=True),
@@ -24,6 +25,7 @@ ROUTES = (
     Route("POST", "/indexes/{name}/sync", handlers_sync.trigger),
     Route("POST", "/indexes/{name}/sync/folders", handlers_sync.bind),
     Route("DELETE", "/indexes/{name}/sync/folders", handlers_sync.unbind),
+    Route("POST", "/backup", handlers_backup.backup),
 )
 
 
@@ -48,6 +50,7 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("POST", "/indexes/{name}/sync"): "service",
     ("POST", "/indexes/{name}/sync/folders"): "service",
     ("DELETE", "/indexes/{name}/sync/folders"): "service",
+    ("POST", "/backup"): "service",
 }
 
 
