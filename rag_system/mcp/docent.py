@@ -62,6 +62,14 @@ class Docent:
         target, token = self._access(index)
         return self._rag("POST", "/chat", {"query": question, "index": target, "force_rag": True}, token=token)
 
+    def verify(self, text: str, index: str, question: str = "") -> dict[str, Any]:
+        """The verifier on any text, each sentence checked against what the index says (POST /verify)."""
+        target, token = self._access(index)
+        body: dict[str, Any] = {"text": text, "index": target}
+        if question:
+            body["question"] = question
+        return self._rag("POST", "/verify", body, token=token)
+
     # -- access --------------------------------------------------------------------
     def _access(self, index: str) -> tuple[str, str]:
         """(the index as the RAG API names it, the bearer to send it)."""

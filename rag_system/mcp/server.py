@@ -1,7 +1,8 @@
 """The MCP server: Docent's indexes as tools for agents (Documentation/mcp.md), on the official MCP SDK.
 
-Tools: `list_indexes`, `search` (passages with document, pages and chunk id) and `ask` (the checked
-answer: its text with the sources, and the same as structured content). Each tool call runs with the
+Tools: `list_indexes`, `search` (passages with document, pages and chunk id), `ask` (the checked
+answer: its text with the sources, and the same as structured content) and `verify` (any text, each
+sentence marked supported, contradicted or unsupported by the index, with findings and evidence). Each tool call runs with the
 credential of whoever called: over stdio the token the MCP client gave this process, over HTTP the
 bearer of that request (`rag_system/mcp/docent.py` says where it is checked). A refusal or a bad
 index comes back as a tool error (`isError`), never as a crash of the server.
@@ -67,6 +68,26 @@ class Answer(BaseModel):
     citations: list[Citation]
 
 
+class Evidence(BaseModel):
+    n: int = Field(description="the source's number in `sources` of the response")
+    quote: str
+    document: str = ""
+    page: int | None = None
+
+
+class CheckedSentence(BaseModel):
+    text: str
+    verdict: str = Field(description="supported, contradicted or unsupported")
+    findings: list[str] = Field(description="why, in plain words")
+    evidence: list[Evidence]
+
+
+class Verification(BaseModel):
+    index: str
+    supported: bool = Field(description="every sentence is supported")
+    sentences: list[CheckedSentence]
+
+
 CredentialOf = Callable[[Context], str]
 
 
@@ -114,7 +135,34 @@ def build_server(rag_url: str, gateway_url: str, credential: CredentialOf, **set
         return CallToolResult(content=[TextContent(type="text", text=_answer_text(answer))],
                               structuredContent=answer.model_dump(mode="json"))
 
+    @mcp.tool(description="Check any text (a draft, a memo, another assistant's answer) against one index: each "
+                          "sentence is marked supported, contradicted or unsupported by what the documents say, "
+                          "with the reasons in plain words and the evidence (document, page).")
+    async def verify(ctx: Context, text: Annotated[str, Field(min_length=1, max_length=20000)],
+                     index: Annotated[str, Field(min_length=1, description="an index name or id")],
+                     question: Annotated[str, Field(max_length=8000, description="what the text answers")] = "",
+                     ) -> Annotated[CallToolResult, Verification]:
+        found = await call(ctx, lambda d: d.verify(text, index, question))
+        result = Verification(index=index, supported=bool(found.get("supported")), sentences=[
+            CheckedSentence(text=s["text"], verdict=s["verdict"], findings=list(s.get("findings") or []),
+                            evidence=[Evidence(n=e["n"], quote=e.get("quote") or "", document=e.get("document") or "",
+                                               page=e.get("page")) for e in s.get("evidence") or []])
+            for s in found.get("sentences", [])])
+        return CallToolResult(content=[TextContent(type="text", text=_verification_text(result))],
+                              structuredContent=result.model_dump(mode="json"))
+
     return mcp
+
+
+def _verification_text(result: Verification) -> str:
+    marks = {"supported": "✓", "contradicted": "✗", "unsupported": "?"}
+    lines = []
+    for s in result.sentences:
+        lines.append(f"{marks.get(s.verdict, '?')} {s.verdict}: {' '.join(s.text.split())}")
+        lines += [f"    {f}" for f in s.findings]
+        lines += [f"    [{e.n}] {e.document}{f', p. {e.page}' if e.page else ''}: \"{' '.join(e.quote.split())[:200]}\""
+                  for e in s.evidence]
+    return "\n".join(lines) or "Nothing to check."
 
 
 def _pages(start: int, end: int) -> str:

@@ -63,7 +63,7 @@ def test_stdio_tools_are_listed_with_schemas(stack: Stack) -> None:
         return (await session.list_tools()).tools
 
     tools = {t.name: t for t in anyio.run(_stdio, stack, work)}
-    assert set(tools) == {"list_indexes", "search", "ask"}  # verify comes with the verifier (issue 41)
+    assert set(tools) == {"list_indexes", "search", "ask", "verify"}
     assert set(tools["search"].inputSchema["required"]) == {"query", "index"}
     assert "k" in tools["search"].inputSchema["properties"]
     assert set(tools["ask"].inputSchema["required"]) == {"question", "index"}
@@ -71,6 +71,8 @@ def test_stdio_tools_are_listed_with_schemas(stack: Stack) -> None:
         assert tools[name].description and tools[name].outputSchema, name
     assert {"answer", "citations", "answer_source"} <= set(tools["ask"].outputSchema["properties"])
     assert "passages" in tools["search"].outputSchema["properties"]
+    assert set(tools["verify"].inputSchema["required"]) == {"text", "index"}
+    assert {"supported", "sentences"} <= set(tools["verify"].outputSchema["properties"])
 
 
 def test_stdio_ask_search_and_a_bad_index(stack: Stack) -> None:
@@ -80,6 +82,9 @@ def test_stdio_ask_search_and_a_bad_index(stack: Stack) -> None:
             "ask": await session.call_tool("ask", {"question": SEED_QUESTION, "index": INDEX_NAME}),
             "search": await session.call_tool("search", {"query": "gearbox inspection", "index": INDEX_NAME, "k": 3}),
             "bad": await session.call_tool("ask", {"question": SEED_QUESTION, "index": "no-such-index"}),
+            "verify": await session.call_tool("verify", {"index": INDEX_NAME, "text": (
+                "The zephyr turbine gearbox is inspected every 18 months. "
+                "The zephyr turbine gearbox is inspected every 6 months.")}),
             "invalid": await session.call_tool("search", {"query": "", "index": INDEX_NAME}),
             "after": await session.call_tool("list_indexes", {}),
         }
@@ -104,6 +109,13 @@ def test_stdio_ask_search_and_a_bad_index(stack: Stack) -> None:
     assert 1 <= len(passages) <= 3
     assert all(p["page_start"] >= 1 and p["page_end"] >= p["page_start"] and p["chunk_id"] for p in passages)
     assert "gearbox" in passages[0]["text"] and "p. " in _text(search)
+
+    checked = got["verify"]
+    assert not checked.isError, _text(checked)
+    verdicts = [s["verdict"] for s in checked.structuredContent["sentences"]]
+    assert verdicts[0] == "supported" and verdicts[1] != "supported", checked.structuredContent
+    assert checked.structuredContent["supported"] is False and "✗" in _text(checked) or "?" in _text(checked)
+    assert checked.structuredContent["sentences"][0]["evidence"][0]["page"] >= 1
 
     assert got["bad"].isError and "no-such-index" in _text(got["bad"])
     assert got["invalid"].isError
