@@ -19,10 +19,8 @@ from typing import Any
 import pytest
 
 from testkit.client import Client
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
 from testkit.scripted_llm import ScriptedLLM
-from testkit.stack import MODEL_ENV
-from tests.browser.conftest import FrontendProcess, Stack, _require_browser, running
+from tests.browser.conftest import Stack, started_stack
 from tests.browser.helpers import new_chat_on, shot, wait_until
 
 pytestmark = pytest.mark.slow
@@ -52,17 +50,8 @@ def three_sentences(messages: list[dict[str, Any]]) -> str:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    _require_browser()
-    data = tmp_path_factory.mktemp("checked") / "data"
-    gw_port, rag_port, web_port = free_port(), free_port(), free_port()
-    origins = f"http://127.0.0.1:{web_port},http://localhost:{web_port}"
-    with ScriptedLLM(three_sentences, pace_s=0.2) as llm:
-        gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}",
-                                 DOCENT_CORS_ORIGINS=origins)
-        rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins,
-                            **MODEL_ENV, **llm.rag_env())
-        with running(Stack(data, gateway, rag, FrontendProcess(data, web_port, gateway.url, rag.url))) as up:
-            yield up
+    with ScriptedLLM(three_sentences, pace_s=0.2) as llm, started_stack(tmp_path_factory, "checked", **llm.rag_env()) as up:
+        yield up
 
 
 @pytest.fixture(scope="module")

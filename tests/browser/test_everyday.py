@@ -18,10 +18,8 @@ import pytest
 
 from testkit.client import Client
 from testkit.docs import PDF_PAGE_WORDS, make_pdf
-from testkit.processes import GatewayProcess, RagApiProcess, free_port
 from testkit.scripted_llm import ScriptedLLM
-from testkit.stack import MODEL_ENV
-from tests.browser.conftest import PHONE, FrontendProcess, Stack, _require_browser, running
+from tests.browser.conftest import PHONE, Stack, started_stack
 from tests.browser.helpers import new_chat_on, shot, wait_until
 
 pytestmark = pytest.mark.slow
@@ -45,17 +43,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The conftest's stack, plus a scripted OpenAI-compatible model (testkit/scripted_llm.py) that
     Settings → "Model that writes answers" → openai reaches: a model answer, checked by the real
     validator, is what carries `confidence`. The server default stays extractive."""
-    _require_browser()
-    data = tmp_path_factory.mktemp("everyday") / "data"
-    gw_port, rag_port, web_port = free_port(), free_port(), free_port()
-    origins = f"http://127.0.0.1:{web_port},http://localhost:{web_port}"
-    with ScriptedLLM(grounded_reply) as llm:
-        gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}",
-                                 DOCENT_CORS_ORIGINS=origins)
-        rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins,
-                            **MODEL_ENV, **llm.rag_env())
-        with running(Stack(data, gateway, rag, FrontendProcess(data, web_port, gateway.url, rag.url))) as up:
-            yield up
+    with ScriptedLLM(grounded_reply) as llm, started_stack(tmp_path_factory, "everyday", **llm.rag_env()) as up:
+        yield up
 
 
 def build_index(stack: Stack, name: str, files: list[tuple[str, bytes]]) -> str:
