@@ -37,6 +37,8 @@ LIGHT_KEYS = frozenset(LIGHT) | {"is", "are", "was", "were", "has", "had"}
 COMPARATOR_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than", "==": "exactly"}
 #: Prefixes that turn a word into its opposite ("inaccurate", "unsupported", "non-free").
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+#: Words by which a text names its writer, whose name a signature may give after it.
+FIRST_PERSON = frozenset("i we me us my our".split())
 #: Alignment scores this close to the best are read as ties.
 TIE = 0.25
 #: A word this many tree steps closer to another word than the claim's partner is bound to it instead.
@@ -132,12 +134,21 @@ def _own_words(unit: Unit, units: Sequence[Unit]) -> tuple[list[Word], list[Word
     are about."""
     words = [w for w in unit.words if not w.inherited]
     label: list[Word] = []
-    if unit.kind != LABEL:
-        labels = [u for u in units if u.source == unit.source and u.kind == LABEL
-                  and 0 < unit.sentence - u.sentence <= 2]
+    if not _heading(unit):
+        labels = [u for u in units if u.source == unit.source and _heading(u)
+                  and 0 < unit.sentence - u.sentence <= 3]
         if labels:
             label = [w for w in max(labels, key=lambda u: u.sentence).words if w.pos in ("PROPN", "NUM")]
     return words, label
+
+
+def _heading(unit: Unit) -> bool:
+    """A label that heads what follows it ("E11:", "2. DataFlow Systems"), not a statement without a
+    verb ("Steam boiler overpressure.")."""
+    text = unit.text.rstrip()
+    if unit.kind != LABEL or ":" in text[:-1]:
+        return False  # a field ("HSR Filing Fee: $30,000") names its own value only
+    return text.endswith(":") or not text.endswith((".", "!", "?")) or text.rstrip(".").replace(".", "").isdigit()
 
 
 def _antecedent(unit: Unit, units: Sequence[Unit]) -> Unit | None:
@@ -173,6 +184,8 @@ def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None) -> 
     distance = abs(lender.sentence - unit.sentence)
     if antecedent is not None and lender.ident == antecedent.ident:
         return True
+    if lender.sentence > unit.sentence and _heading(lender) and not FIRST_PERSON & unit.all_keys:
+        return False  # the heading of a later record says nothing of this one ("we" is the signatory)
     if unit.pronoun and lender.sentence == unit.sentence:
         return True
     if lender.text.rstrip().endswith(":") and lender.sentence <= unit.sentence:
@@ -194,7 +207,12 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
     if kind is None or not word.attach:
         return None
     for w in own:
-        if w.key in keys or any(same_meaning(w.key, k) for k in keys) or _kind_of(w) != kind:
+        if w.key in keys or any(same_meaning(w.key, k) for k in keys):
+            continue
+        if word.phrase and w.phrase and same_meaning(word.phrase, w.phrase) and kind != "NUM" and \
+                _kind_of(w) in ("NAME", "QUALITY") and any(same_meaning(w.phrase, k) for k in keys):
+            return w  # another qualifier of the same noun: "the marshal format" for "the pickle format"
+        if _kind_of(w) != kind:
             continue
         if not w.attach or not same_meaning(word.attach, w.attach) or not any(same_meaning(w.attach, k) for k in keys):
             continue  # said of another word, or of a word the claim does not repeat

@@ -39,7 +39,7 @@ def root(word: str) -> str:
     if not w.isalpha():
         return w
     for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4 and not (suffix == "ive" and w.endswith("eive")):
             w = w[: -len(suffix)]
             break
     if len(w) > 4 and w.endswith("e"):

@@ -14,7 +14,8 @@ from typing import Any
 
 from rag_system.grounding.roots import root
 from rag_system.grounding.tokens import NEGATING_WORDS, SUBJECT_DEPS, number_key, pos
-from rag_system.grounding.words import COMPARATORS, FRAMING, MODAL_WORDS, MODALS, NEGATING_HEADS, UNIVERSAL
+from rag_system.grounding.words import (
+    COMPARATORS, FRAMING, MODAL_WORDS, MODALS, NEGATING_HEADS, PRIVATIVE, UNIVERSAL)
 
 @lru_cache(maxsize=1)
 def _modal_roots() -> dict[str, str]:
@@ -149,3 +150,11 @@ def universal(tokens: list[Any]) -> frozenset[str]:
             continue
         out.add(t.lower_)
     return frozenset(out)
+
+
+def privative(head: Any) -> bool:
+    """A verb that denies by itself what its object would be ("lacks", "omits", "leaves out"):
+    "an implementation that leaves out an option" says "does not include" it."""
+    lemma = head.lemma_.lower()
+    particles = {c.lower_ for c in head.children if c.dep_ == "prt"}
+    return lemma in PRIVATIVE or any(f"{lemma} {p}" in PRIVATIVE for p in particles)

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_system.grounding.roots import root
-from rag_system.grounding.stance import chain, comparators, modality, negated, universal
+from rag_system.grounding.stance import chain, comparators, modality, negated, privative, universal
 from rag_system.grounding.tokens import (
     OBJECT_DEPS, PRONOUNS, SUBJECT_DEPS, is_content, key, number_key, pos)
-from rag_system.grounding.words import CONDITIONS, EXCLUSIVE, PARTIAL
+from rag_system.grounding.words import CONDITIONS, EXCLUSIVE, LINKS, PARTIAL
 
 MAIN, COORDINATE, SUBORDINATE, RELATIVE, LABEL = "main", "coordinate", "subordinate", "relative", "label"
 
@@ -40,6 +40,8 @@ class Word:
     role: str = "other"  # "party": a subject, object or agent ("by"/"from" a director) of its clause
     index: int = -1  # its token's position in the parsed text
     attach: str = ""  # key of the word it is said of ("archive" for "latest", "approv" for "director")
+    phrase: str = ""  # a modifier's noun ("format" for "pickle" in "the pickle serialization format")
+    side: str = ""  # the preposition that places it ("from"/"to" an archive, "than" the other)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class Unit:
     tree: tuple[int, ...]  # the head of every token of the parsed text it comes from (for distances)
     all_keys: frozenset[str]  # roots and forms of every token, function words included
     positions: tuple[tuple[str, int], ...] = ()  # (key, token index) of every content word of the unit
+    mark: str | None = None  # the word that links it to `attached` ("because", "when", "so", "why")
+    privative: bool = False  # its verb denies by itself ("lacks", "omits", "leaves out")
 
     def keys(self, own_only: bool = False) -> set[str]:
         return {w.key for w in self.words if not (own_only and w.inherited)}
@@ -155,6 +159,8 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
         if head.dep_ in ("relcl", "acl") and is_content(head.head):
             words.append(_word(head.head, head, inherited=True))  # what the relative clause is about
         marks = [c.lower_ for c in head.children if c.dep_ in ("mark", "advmod") and c.lower_ in CONDITIONS]
+        if head.dep_ == "conj" and parent is not None and own_subject:
+            words += _adjuncts(parent, members[parent.i], head)
         lowers = {t.lower_ for t in tokens}
         predicate = any(pos(t) == "VERB" or (t.pos_ == "AUX" and t.i == h) for t in tokens) or \
             any(c.dep_ in SUBJECT_DEPS for c in head.children)  # "Employees ... accrue[ADJ] 28 days"
@@ -176,8 +182,34 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
             pronoun=any(t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET") for t in tokens) or (
                 head.dep_ == "conj" and not own_subject and parent is not None and any(
                     c.dep_ in SUBJECT_DEPS and c.lower_ in PRONOUNS for c in parent.children)),
-            all_keys=_all_keys(tokens)))
+            all_keys=_all_keys(tokens), mark=_mark(head), privative=privative(head)))
     return units
+
+
+def _mark(head: Any) -> str | None:
+    """The word that links a clause to the one it depends on: its conjunction ("because", "when"),
+    "so" before a coordinated clause, "why" of "which is why"."""
+    for c in head.children:
+        if c.dep_ in ("mark", "advmod", "cc") and c.lower_ in LINKS and c.i < head.i:
+            return c.lower_
+        if c.dep_ in ("advcl", "ccomp", "attr") and c.i > head.i and any(
+                g.lower_ == "why" and g.dep_ == "advmod" for g in c.children):
+            return "why"
+    if any(c.lower_ == "why" for c in head.children):
+        return "why"
+    return None
+
+
+def _adjuncts(head: Any, head_tokens: list[Any], conj: Any) -> list[Word]:
+    """The phrases that open a sentence and set the scene for all of its clauses ("With a priority
+    queue, the entries are kept sorted and the lowest valued entry is retrieved first")."""
+    subject = min((c.i for c in head.children if c.dep_ in SUBJECT_DEPS), default=head.i)
+    mine = {t.i for t in head_tokens}
+    out = []
+    for c in head.children:
+        if c.dep_ == "prep" and c.i < subject and c.i < conj.i:
+            out += [_word(t, head, inherited=True) for t in c.subtree if t.i in mine and is_content(t)]
+    return out
 
 
 def _all_keys(tokens: list[Any]) -> frozenset[str]:
@@ -196,7 +228,32 @@ def _all_keys(tokens: list[Any]) -> frozenset[str]:
 def _word(token: Any, head: Any, inherited: bool = False) -> Word:
     return Word(token.text, key(token), "NUM" if number_key(token) else pos(token),
                 inherited or _critical(token, head), inherited=inherited, role=_role(token), index=token.i,
-                attach=_governor(token))
+                attach=_governor(token), phrase=_phrase(token), side=_side(token, head))
+
+
+#: Modifiers of a noun: what makes "the marshal format" another format than "the pickle format".
+NOUN_MODIFIERS = frozenset({"amod", "compound", "poss", "nmod"})
+#: Prepositions that place a thing on one side of a relation ("from" / "to" an archive, "than").
+SIDES = frozenset({"from", "to", "into", "than", "before", "after"})
+
+
+def _phrase(token: Any) -> str:
+    """The key of the noun a modifier qualifies, through the modifiers between ("pickle" in "the
+    pickle serialization format" qualifies "format"); "" for a word that qualifies no noun."""
+    t = token
+    while t.dep_ in NOUN_MODIFIERS and t.head.i != t.i and t.head.pos_ in ("NOUN", "PROPN"):
+        t = t.head
+    return key(t) if t.i != token.i else ""
+
+
+def _side(token: Any, head: Any) -> str:
+    """The nearest preposition above `token` that places it on one side of a relation."""
+    t = token
+    while t.i != head.i and t.head.i != t.i:
+        if t.dep_ == "prep" and t.lower_ in SIDES:
+            return t.lower_
+        t = t.head
+    return ""
 
 
 def _governor(token: Any) -> str:

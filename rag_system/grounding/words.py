@@ -59,6 +59,17 @@ COMPARATORS: tuple[tuple[str, str], ...] = (
 #: Conjunctions that make a clause a condition of its head: dropping one changes what is asserted.
 CONDITIONS = frozenset("if unless provided providing when whenever once where except until".split())
 
+#: Words that link a clause to another as its reason, result, condition or time: a claim that links
+#: two facts needs its source to link them too.
+LINKS = frozenset("because since so therefore thus hence if unless when whenever once until before after "
+                  "while whereas although though".split())
+#: Of those, the ones that state a reason or a result.
+CAUSAL = frozenset("because since so therefore thus hence why".split())
+
+#: Verbs that deny their object by themselves: "omits X" says "does not include X".
+PRIVATIVE = frozenset(["lack", "omit", "exclude", "miss", "leave out", "skip", "drop", "forgo", "forego",
+                       "lose", "ignore"])
+
 #: Negating words (besides the parser's `neg` dependency).
 NEGATORS = frozenset("not n't no never none nothing neither nor nobody without cannot".split())
 #: Verbs and adjectives that negate the verb after their "to" ("fails to start", "unable to connect").
