@@ -32,7 +32,8 @@ from rag_system.grounding.units import COORDINATE, LABEL, Unit, Word
 STRENGTH = {"may": 1, "should": 2, None: 3, "must": 3, "will": 3}
 #: Universal scope words a claim needs its source to share ("each" and "any" are left out: they
 #: restate "either party" and "a request" as often as they generalise).
-CLAIMED_SCOPE = frozenset("all every always entire entirely whole completely fully invariably".split())
+CLAIMED_SCOPE = frozenset("all every always entire entirely whole completely fully invariably ever "
+                          "unconditionally regardless absolutely universally".split())
 LIGHT_KEYS = frozenset(LIGHT) | {"is", "are", "was", "were", "has", "had"}
 COMPARATOR_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than", "==": "exactly"}
 #: Prefixes that turn a word into its opposite ("inaccurate", "unsupported", "non-free").
@@ -344,11 +345,16 @@ def _stance(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str
     if (claim.head not in held and not light) or (light and unit.head not in LIGHT_KEYS and unit.predicate
                                                    and unit.head not in claim.all_keys):
         # Its verb is not this clause's ("The gasket is part MG-311" from "The gasket (part MG-311)
-        # should be replaced"): how the clause asserts its own verb says nothing of the claim.
-        return _scope(claim, unit) + _comparators(claim, unit) + _opposites(claim, unit)
+        # should be replaced"): how the clause asserts its own verb says nothing of the claim —
+        # unless the claim restates all the clause says: then the clause's denial holds ("there is
+        # no curses module for Windows" / "the Windows distribution includes the curses module").
+        out = _scope(claim, unit) + _comparators(claim, unit)
+        if _denies(claim) != _denies(unit) and _restates(claim, unit) and not _unless(claim, unit, units):
+            return out + [Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{_short(unit.text)}\"")]
+        return out + _opposites(claim, unit)
     same_verb = same_meaning(claim.head, unit.head) or (light and unit.head in LIGHT_KEYS)
     until = claim.condition in ("until", "before") and unit.negated and not claim.negated  # "until it is
-    if claim.negated != unit.negated and not _unless(claim, unit, units) and not until:  # validated": not yet
+    if _denies(claim) != _denies(unit) and not _unless(claim, unit, units) and not until:  # validated": not yet
         out.append(Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{_short(unit.text)}\""))
     else:
         out += _opposites(claim, unit)
@@ -362,6 +368,21 @@ def _stance(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str
     out += _comparators(claim, unit)
     out += _conditions(claim, unit, units, asked)
     return out
+
+
+def _denies(unit: Unit) -> bool:
+    """The clause denies what it names: negated, or a verb that denies by itself, not both."""
+    return unit.negated != unit.privative
+
+
+def _restates(claim: Unit, unit: Unit) -> bool:
+    """The claim says what the clause says, in other words for its verb: it holds the clause's verb,
+    or every name and noun the clause binds ("It is **not** the SQLite message history")."""
+    if any(same_meaning(unit.head, w.key) for w in claim.words) or unit.head in claim.all_keys:
+        return unit.head not in LIGHT_KEYS
+    said = claim.keys() | set(claim.all_keys)
+    own = [w for w in unit.words if not w.inherited and w.critical and w.pos in ("NOUN", "PROPN", "NUM")]
+    return bool(own) and all(w.key in said or synonyms(w.key) & said for w in own)
 
 
 def _opposites(claim: Unit, unit: Unit) -> list[Finding]:

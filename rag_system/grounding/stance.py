@@ -15,7 +15,7 @@ from typing import Any
 from rag_system.grounding.roots import root
 from rag_system.grounding.tokens import NEGATING_WORDS, SUBJECT_DEPS, number_key, pos
 from rag_system.grounding.words import (
-    COMPARATORS, FRAMING, MODAL_WORDS, MODALS, NEGATING_HEADS, PRIVATIVE, UNIVERSAL)
+    COMPARATORS, FRAMING, MODAL_ADVERBS, MODAL_WORDS, MODALS, NEGATING_HEADS, PRIVATIVE, UNIVERSAL)
 
 @lru_cache(maxsize=1)
 def _modal_roots() -> dict[str, str]:
@@ -106,6 +106,7 @@ def modality(head: Any) -> str | None:
             found.append(_modal_roots()[key])  # "is required to", "needs to", "is optional"
         if verb.lemma_.lower() == "have" and any(c.dep_ == "xcomp" for c in verb.children):
             found.append("must")  # "has to"
+        found += [MODAL_ADVERBS[c.lower_] for c in verb.children if c.dep_ == "advmod" and c.lower_ in MODAL_ADVERBS]
         for m in found:
             if strongest is None or rank[m] > rank[strongest]:
                 strongest = m
@@ -154,7 +155,11 @@ def universal(tokens: list[Any]) -> frozenset[str]:
 
 def privative(head: Any) -> bool:
     """A verb that denies by itself what its object would be ("lacks", "omits", "leaves out"):
-    "an implementation that leaves out an option" says "does not include" it."""
+    "an implementation that leaves out an option" says "does not include" it. Only with an object
+    or in the passive."""
     lemma = head.lemma_.lower()
+    deps = {c.dep_ for c in head.children}
+    if not deps & {"dobj", "nsubjpass", "auxpass"}:
+        return False  # "the count drops to zero" denies nothing
     particles = {c.lower_ for c in head.children if c.dep_ == "prt"}
     return lemma in PRIVATIVE or any(f"{lemma} {p}" in PRIVATIVE for p in particles)

@@ -32,9 +32,13 @@ MODAL_WORDS: dict[str, str] = {
     "typically": POSSIBLE,
 }
 
+#: Adverbs that advise rather than state: "important data are best stored on a read-only filesystem".
+MODAL_ADVERBS: dict[str, str] = {"best": ADVISED, "preferably": ADVISED, "ideally": ADVISED}
+
 #: Scope words that make a statement universal or exclusive ...
 UNIVERSAL = frozenset("all every each always never any entire entirely whole completely fully invariably "
-                      "none nobody nothing exclusively solely only".split())
+                      "none nobody nothing exclusively solely only ever unconditionally regardless "
+                      "absolutely universally".split())
 #: ... and those that make it partial, usual or conditional.
 PARTIAL = frozenset("some many most several few often usually typically generally sometimes normally "
                     "default mostly frequently commonly occasionally certain various partly partially "
