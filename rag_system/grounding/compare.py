@@ -83,7 +83,7 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     if not scored or scored[0][0] <= 0:
         said = [w for w in claim.words if w.pos in ("NUM", "PROPN")] or len(claim.words) > 1
         return Alignment(claim, None, frozenset(),
-                         (Finding("added", UNSUPPORTED, f"no passage says this: \"{_short(claim.text)}\""),)
+                         (Finding("added", UNSUPPORTED, f"no passage says this: \"{short(claim.text)}\""),)
                          if said else ())
     # Of clauses that hold the claim's words equally well, the one that supports it is the one it
     # restates ("an implementation which does not include a particular option ... another which
@@ -229,11 +229,11 @@ def _kind_of(word: Word) -> str | None:
 
 
 def _misbound(word: Word, rival: Word | None, lender: Unit | None, unit: Unit) -> Finding:
-    where = f"\"{_short(unit.text)}\""
+    where = f"\"{short(unit.text)}\""
     if rival is not None:
         kind = "number" if word.pos == "NUM" else "binding"
         return Finding(kind, CONTRADICTED, f"the passage says {rival.text}, not {word.text}: {where}")
-    elsewhere = f" (\"{_short(lender.text)}\")" if lender is not None else ""
+    elsewhere = f" (\"{short(lender.text)}\")" if lender is not None else ""
     return Finding("binding", CONTRADICTED,
                    f"the passage says \"{word.text}\" of another statement{elsewhere}, not in {where}")
 
@@ -261,7 +261,7 @@ def _swaps(claim: Unit, unit: Unit, matched: frozenset[str]) -> list[Finding]:
             exchanged = any(_closest(unit.tree, at[a.key], at[w]) <= 2 for w in partners)
             if close <= 2 and close + SWAP_MARGIN <= near and exchanged:
                 return [Finding("binding", CONTRADICTED,
-                                f"the passage says {b.text} of {z.text}, not of {a.text}: \"{_short(unit.text)}\"")]
+                                f"the passage says {b.text} of {z.text}, not of {a.text}: \"{short(unit.text)}\"")]
     return []
 
 
@@ -350,12 +350,12 @@ def _stance(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str
         # no curses module for Windows" / "the Windows distribution includes the curses module").
         out = _scope(claim, unit) + _comparators(claim, unit)
         if _denies(claim) != _denies(unit) and _restates(claim, unit) and not _unless(claim, unit, units):
-            return out + [Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{_short(unit.text)}\"")]
+            return out + [Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{short(unit.text)}\"")]
         return out + _opposites(claim, unit)
     same_verb = same_meaning(claim.head, unit.head) or (light and unit.head in LIGHT_KEYS)
     until = claim.condition in ("until", "before") and unit.negated and not claim.negated  # "until it is
     if _denies(claim) != _denies(unit) and not _unless(claim, unit, units) and not until:  # validated": not yet
-        out.append(Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{_short(unit.text)}\""))
+        out.append(Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{short(unit.text)}\""))
     else:
         out += _opposites(claim, unit)
     ability = unit.modality == "may" and unit.ability and claim.modality is None  # "can be avoided" / "avoids"
@@ -363,7 +363,7 @@ def _stance(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str
             unit.modality in ("must", "will") and claim.modality in ("may", "should"))):
         out.append(Finding("modality", CONTRADICTED,
                            f"the passage says \"{unit.modality or 'it as a fact'}\", not "
-                           f"\"{claim.modality or 'it as a fact'}\": \"{_short(unit.text)}\""))
+                           f"\"{claim.modality or 'it as a fact'}\": \"{short(unit.text)}\""))
     out += _scope(claim, unit)
     out += _comparators(claim, unit)
     out += _conditions(claim, unit, units, asked)
@@ -392,7 +392,7 @@ def _opposites(claim: Unit, unit: Unit) -> list[Finding]:
         against = (opposites(key) & unit.all_keys) | _prefixed(key, theirs)
         if against and not (synonyms(key) & unit.all_keys):
             return [Finding("opposite", CONTRADICTED,
-                            f"the passage says \"{sorted(against)[0]}\", not \"{key}\": \"{_short(unit.text)}\"")]
+                            f"the passage says \"{sorted(against)[0]}\", not \"{key}\": \"{short(unit.text)}\"")]
     return []
 
 
@@ -414,17 +414,17 @@ def _unless(claim: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
 
 def _scope(claim: Unit, unit: Unit) -> list[Finding]:
     if "default" in claim.partial and "default" not in unit.all_keys and not unit.partial:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"by default\": \"{_short(unit.text)}\"")]
+        return [Finding("scope", CONTRADICTED, f"the passage does not say \"by default\": \"{short(unit.text)}\"")]
     if claim.exclusive and not unit.exclusive and "only" in claim.all_keys:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"only\": \"{_short(unit.text)}\"")]
+        return [Finding("scope", CONTRADICTED, f"the passage does not say \"only\": \"{short(unit.text)}\"")]
     claimed = (claim.universal & CLAIMED_SCOPE) - unit.universal
     if claimed and not unit.universal & CLAIMED_SCOPE:
         word = sorted(claimed)[0]
         partial = f"it says \"{sorted(unit.partial)[0]}\"" if unit.partial else "it does not say so"
         return [Finding("scope", CONTRADICTED, f"the passage does not say \"{word}\" ({partial}): "
-                                               f"\"{_short(unit.text)}\"")]
+                                               f"\"{short(unit.text)}\"")]
     if claim.universal & {"never", "none", "nothing"} and not unit.negated and not unit.universal:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"never\": \"{_short(unit.text)}\"")]
+        return [Finding("scope", CONTRADICTED, f"the passage does not say \"never\": \"{short(unit.text)}\"")]
     return []
 
 
@@ -451,7 +451,7 @@ def _conditions(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset
         if not keys or keys & (claim.all_keys | asked) or any(synonyms(k) & (claim.all_keys | asked) for k in keys):
             continue
         return [Finding("condition", CONTRADICTED,
-                        f"the passage says this only {cond.condition} {_short(_after_mark(cond))}")]
+                        f"the passage says this only {cond.condition} {short(_after_mark(cond))}")]
     return []
 
 
@@ -460,6 +460,6 @@ def _after_mark(unit: Unit) -> str:
     return " ".join(words[1:]) if words and words[0].lower().strip(",") == unit.condition else unit.text
 
 
-def _short(text: str, limit: int = 140) -> str:
+def short(text: str, limit: int = 140) -> str:
     text = " ".join(text.split()).strip(" ,;")
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

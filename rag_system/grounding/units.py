@@ -72,6 +72,7 @@ class Unit:
     positions: tuple[tuple[str, int], ...] = ()  # (key, token index) of every content word of the unit
     mark: str | None = None  # the word that links it to `attached` ("because", "when", "so", "why")
     privative: bool = False  # its verb denies by itself ("lacks", "omits", "leaves out")
+    loose: bool = False  # a semicolon or colon stands between it and the unit it is attached to
 
     def keys(self, own_only: bool = False) -> set[str]:
         return {w.key for w in self.words if not (own_only and w.inherited)}
@@ -182,8 +183,14 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
             pronoun=any(t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET") for t in tokens) or (
                 head.dep_ == "conj" and not own_subject and parent is not None and any(
                     c.dep_ in SUBJECT_DEPS and c.lower_ in PRONOUNS for c in parent.children)),
-            all_keys=_all_keys(tokens), mark=_mark(head), privative=privative(head)))
+            all_keys=_all_keys(tokens), mark=_mark(head), privative=privative(head),
+            loose=parent is not None and _broken(doc, head.i, parent.i)))
     return units
+
+
+def _broken(doc: Any, a: int, b: int) -> bool:
+    lo, hi = sorted((a, b))
+    return any(t.text in (";", ":") for t in doc[lo + 1:hi])
 
 
 def _mark(head: Any) -> str | None:
@@ -191,6 +198,9 @@ def _mark(head: Any) -> str | None:
     "so" before a coordinated clause, "why" of "which is why"."""
     for c in head.children:
         if c.dep_ in ("mark", "advmod", "cc") and c.lower_ in LINKS and c.i < head.i:
+            nxt = c.doc[c.i + 1] if c.i + 1 < len(c.doc) else None
+            if c.lower_ == "so" and nxt is not None and nxt.lower_ == "that":
+                return None  # "so that": a purpose or manner, not a reason
             return c.lower_
         if c.dep_ in ("advcl", "ccomp", "attr") and c.i > head.i and any(
                 g.lower_ == "why" and g.dep_ == "advmod" for g in c.children):

@@ -29,6 +29,7 @@ from rag_system.grounding.compare import Alignment, align
 from rag_system.grounding.findings import (
     SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, Verification, worst)
 from rag_system.grounding.layout import fields, item_numbers, plain
+from rag_system.grounding.links import link_findings
 from rag_system.grounding.parser import Parser, parser
 from rag_system.grounding.replies import reply_check, split_reply
 from rag_system.grounding.roots import root
@@ -149,7 +150,7 @@ class _Checker:
         said = frozenset(k for u in claim_units for k in u.all_keys)
         alignments = [align(u, pool, context, asked, said) for u in claim_units]
         findings = _merge_facts(_facts(raw, self.numbered, self.question) +
-                                [f for a in alignments for f in a.findings])
+                                [f for a in alignments for f in a.findings] + link_findings(alignments, pool))
         if reply and asked_doc is not None:
             findings += reply_check(reply, read_units(asked_doc), pool, context, asked)
         if not any(a.unit for a in alignments) and not any(u.words for u in claim_units):
