@@ -23,27 +23,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
-from rag_system.grounding.roots import opposites, same_meaning, synonyms
-from rag_system.grounding.tokens import LIGHT
-from rag_system.grounding.units import COORDINATE, LABEL, Unit, Word
+from rag_system.grounding.asserts import stance_findings
+from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
+from rag_system.grounding.roots import same_meaning, synonyms
+from rag_system.grounding.swaps import swaps
+from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
 
-#: Modal strength a claim may not exceed: a plain statement asserts as much as "must".
-STRENGTH = {"may": 1, "should": 2, None: 3, "must": 3, "will": 3}
-#: Universal scope words a claim needs its source to share ("each" and "any" are left out: they
-#: restate "either party" and "a request" as often as they generalise).
-CLAIMED_SCOPE = frozenset("all every always entire entirely whole completely fully invariably ever "
-                          "unconditionally regardless absolutely universally".split())
-LIGHT_KEYS = frozenset(LIGHT) | {"is", "are", "was", "were", "has", "had"}
-COMPARATOR_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than", "==": "exactly"}
-#: Prefixes that turn a word into its opposite ("inaccurate", "unsupported", "non-free").
-NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 #: Words by which a text names its writer, whose name a signature may give after it.
 FIRST_PERSON = frozenset("i we me us my our".split())
 #: Alignment scores this close to the best are read as ties.
 TIE = 0.25
-#: A word this many tree steps closer to another word than the claim's partner is bound to it instead.
-SWAP_MARGIN = 2
 
 
 @dataclass(frozen=True)
@@ -52,13 +41,6 @@ class Alignment:
     unit: Unit | None
     matched: frozenset[str]  # claim word keys the aligned unit holds
     findings: tuple[Finding, ...]
-
-
-def holds(unit: Unit, word: Word) -> bool:
-    keys = unit.keys()
-    if word.key in keys or any(same_meaning(word.key, k) for k in keys):
-        return True
-    return word.key in unit.all_keys or bool(synonyms(word.key) & unit.all_keys)
 
 
 def _score(claim: Unit, unit: Unit) -> float:
@@ -97,8 +79,8 @@ def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, fro
           asked: frozenset[str], sentence_keys: frozenset[str]) -> Alignment:
     matched = frozenset(w.key for w in claim.words if holds(unit, w))
     findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked)
-    findings += _swaps(claim, unit, matched)
-    findings += _stance(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys)
+    findings += swaps(claim, unit, matched)
+    findings += stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys)
     return Alignment(claim, unit, matched, tuple(findings))
 
 
@@ -204,28 +186,22 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
     for a number; a name or noun doing or undergoing what the clause says for one that does; a word
     qualifying the same noun ("latest" for "stable" archive). A field's label ("Date" of "Filing
     Date: ...") names the value, not a thing."""
-    kind = _kind_of(word)
+    kind = kind_of(word)
     if kind is None or not word.attach:
         return None
     for w in own:
         if w.key in keys or any(same_meaning(w.key, k) for k in keys):
             continue
         if word.phrase and w.phrase and same_meaning(word.phrase, w.phrase) and kind != "NUM" and \
-                _kind_of(w) in ("NAME", "QUALITY") and any(same_meaning(w.phrase, k) for k in keys):
+                kind_of(w) in ("NAME", "QUALITY") and any(same_meaning(w.phrase, k) for k in keys):
             return w  # another qualifier of the same noun: "the marshal format" for "the pickle format"
-        if _kind_of(w) != kind:
+        if kind_of(w) != kind:
             continue
         if not w.attach or not same_meaning(word.attach, w.attach) or not any(same_meaning(w.attach, k) for k in keys):
             continue  # said of another word, or of a word the claim does not repeat
         if kind in ("NUM", "QUALITY") or word.role == w.role or "party" not in (word.role, w.role):
             return w
     return None
-
-
-def _kind_of(word: Word) -> str | None:
-    if word.pos == "VERB" and word.role == "party":
-        return "NAME"  # a gerund doing what the clause says ("Descaling must be performed ...")
-    return {"NUM": "NUM", "PROPN": "NAME", "NOUN": "NAME", "ADJ": "QUALITY"}.get(word.pos)
 
 
 def _misbound(word: Word, rival: Word | None, lender: Unit | None, unit: Unit) -> Finding:
@@ -236,70 +212,6 @@ def _misbound(word: Word, rival: Word | None, lender: Unit | None, unit: Unit) -
     elsewhere = f" (\"{short(lender.text)}\")" if lender is not None else ""
     return Finding("binding", CONTRADICTED,
                    f"the passage says \"{word.text}\" of another statement{elsewhere}, not in {where}")
-
-
-def _swaps(claim: Unit, unit: Unit, matched: frozenset[str]) -> list[Finding]:
-    """Two names exchanged inside one sentence: the claim binds name A to word B, where the passage
-    binds B directly to name Z, which the claim binds elsewhere ("StartupXYZ is the Buyer" against
-    "TechCorp ("Buyer") and StartupXYZ ("Seller")")."""
-    at: dict[str, list[int]] = {}
-    for key, index in unit.positions:
-        at.setdefault(key, []).append(index)
-    pairs = _claim_pairs(claim)
-    bound = {(x.key, y.key) for x, y in pairs}
-    for a, b in pairs:
-        if a.pos != "PROPN" or a.key not in at or b.key not in at:
-            continue
-        near = _closest(unit.tree, at[a.key], at[b.key])
-        for z in claim.words:
-            if z.pos != "PROPN" or z.key in (a.key, b.key) or z.key not in at or (z.key, b.key) in bound:
-                continue
-            partners = [w for x, w in bound if x == z.key and w != b.key and w in at]
-            if not partners:
-                continue  # the claim must bind Z elsewhere: a pair exchanged, not a name left out
-            close = _closest(unit.tree, at[z.key], at[b.key])
-            exchanged = any(_closest(unit.tree, at[a.key], at[w]) <= 2 for w in partners)
-            if close <= 2 and close + SWAP_MARGIN <= near and exchanged:
-                return [Finding("binding", CONTRADICTED,
-                                f"the passage says {b.text} of {z.text}, not of {a.text}: \"{short(unit.text)}\"")]
-    return []
-
-
-def _closest(tree: tuple[int, ...], a: list[int], b: list[int]) -> int:
-    return min((_distance(tree, x, y) for x in a for y in b), default=99)
-
-
-def _claim_pairs(claim: Unit) -> list[tuple[Word, Word]]:
-    """Name, noun and number words of the claim bound within two steps of each other (through a verb
-    "is", a preposition), both ways."""
-    words = [w for w in claim.words if not w.inherited and _kind_of(w) in ("NAME", "NUM")]
-    out = []
-    for a in words:
-        for b in words:
-            if a.index < b.index and _distance(claim.tree, a.index, b.index) <= 2:
-                out.append((a, b))
-                out.append((b, a))
-    return out
-
-
-def _distance(tree: tuple[int, ...], a: int, b: int) -> int:
-    if a < 0 or b < 0 or a >= len(tree) or b >= len(tree):
-        return 99
-    up: dict[int, int] = {}
-    steps, t = 0, a
-    while t not in up:
-        up[t] = steps
-        if tree[t] == t:
-            break
-        t, steps = tree[t], steps + 1
-    steps, t = 0, b
-    seen: set[int] = set()
-    while t not in up and t not in seen:
-        seen.add(t)
-        if tree[t] == t:
-            return 99
-        t, steps = tree[t], steps + 1
-    return up[t] + steps if t in up else 99
 
 
 #: How much an added word weighs, by part of speech: a claim restates its source's verbs, adjectives
@@ -338,128 +250,3 @@ def _predicate_unit(claim: Unit, unit: Unit, units: Sequence[Unit], matched: fro
     return near[0] if near else unit
 
 
-def _stance(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str]) -> list[Finding]:
-    out: list[Finding] = []
-    held = {w.key for w in claim.words if holds(unit, w)}
-    light = claim.head in LIGHT_KEYS
-    if (claim.head not in held and not light) or (light and unit.head not in LIGHT_KEYS and unit.predicate
-                                                   and unit.head not in claim.all_keys):
-        # Its verb is not this clause's ("The gasket is part MG-311" from "The gasket (part MG-311)
-        # should be replaced"): how the clause asserts its own verb says nothing of the claim —
-        # unless the claim restates all the clause says: then the clause's denial holds ("there is
-        # no curses module for Windows" / "the Windows distribution includes the curses module").
-        out = _scope(claim, unit) + _comparators(claim, unit)
-        if _denies(claim) != _denies(unit) and _restates(claim, unit) and not _unless(claim, unit, units):
-            return out + [Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{short(unit.text)}\"")]
-        return out + _opposites(claim, unit)
-    same_verb = same_meaning(claim.head, unit.head) or (light and unit.head in LIGHT_KEYS)
-    until = claim.condition in ("until", "before") and unit.negated and not claim.negated  # "until it is
-    if _denies(claim) != _denies(unit) and not _unless(claim, unit, units) and not until:  # validated": not yet
-        out.append(Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{short(unit.text)}\""))
-    else:
-        out += _opposites(claim, unit)
-    ability = unit.modality == "may" and unit.ability and claim.modality is None  # "can be avoided" / "avoids"
-    if same_verb and not ability and (STRENGTH[claim.modality] > STRENGTH[unit.modality] or (
-            unit.modality in ("must", "will") and claim.modality in ("may", "should"))):
-        out.append(Finding("modality", CONTRADICTED,
-                           f"the passage says \"{unit.modality or 'it as a fact'}\", not "
-                           f"\"{claim.modality or 'it as a fact'}\": \"{short(unit.text)}\""))
-    out += _scope(claim, unit)
-    out += _comparators(claim, unit)
-    out += _conditions(claim, unit, units, asked)
-    return out
-
-
-def _denies(unit: Unit) -> bool:
-    """The clause denies what it names: negated, or a verb that denies by itself, not both."""
-    return unit.negated != unit.privative
-
-
-def _restates(claim: Unit, unit: Unit) -> bool:
-    """The claim says what the clause says, in other words for its verb: it holds the clause's verb,
-    or every name and noun the clause binds ("It is **not** the SQLite message history")."""
-    if any(same_meaning(unit.head, w.key) for w in claim.words) or unit.head in claim.all_keys:
-        return unit.head not in LIGHT_KEYS
-    said = claim.keys() | set(claim.all_keys)
-    own = [w for w in unit.words if not w.inherited and w.critical and w.pos in ("NOUN", "PROPN", "NUM")]
-    return bool(own) and all(w.key in said or synonyms(w.key) & said for w in own)
-
-
-def _opposites(claim: Unit, unit: Unit) -> list[Finding]:
-    said = {w.key for w in claim.words if not w.inherited} | {k for k in claim.all_keys if opposites(k)}
-    theirs = unit.keys(own_only=True)
-    for key in said - unit.all_keys:
-        against = (opposites(key) & unit.all_keys) | _prefixed(key, theirs)
-        if against and not (synonyms(key) & unit.all_keys):
-            return [Finding("opposite", CONTRADICTED,
-                            f"the passage says \"{sorted(against)[0]}\", not \"{key}\": \"{short(unit.text)}\"")]
-    return []
-
-
-def _prefixed(key: str, keys: frozenset[str]) -> set[str]:
-    """The words of `keys` that are `key` with a negating prefix, or `key` without one."""
-    if len(key) < 4 or not key.isalpha():
-        return set()
-    out = {p + key for p in NEGATING_PREFIXES} | {p + "-" + key for p in NEGATING_PREFIXES}
-    out |= {key[len(p):].lstrip("-") for p in NEGATING_PREFIXES if key.startswith(p) and len(key) - len(p) >= 5}
-    return out & keys
-
-
-def _unless(claim: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
-    """"not paid out unless X" says what "paid out only when X" says: the polarity flips with the
-    condition's form."""
-    theirs = {c.condition for c in units if c.attached == unit.ident and c.source == unit.source and c.condition}
-    return ("unless" in theirs and "only" in claim.all_keys) or (unit.exclusive and "unless" in claim.all_keys)
-
-
-def _scope(claim: Unit, unit: Unit) -> list[Finding]:
-    if "default" in claim.partial and "default" not in unit.all_keys and not unit.partial:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"by default\": \"{short(unit.text)}\"")]
-    if claim.exclusive and not unit.exclusive and "only" in claim.all_keys:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"only\": \"{short(unit.text)}\"")]
-    claimed = (claim.universal & CLAIMED_SCOPE) - unit.universal
-    if claimed and not unit.universal & CLAIMED_SCOPE:
-        word = sorted(claimed)[0]
-        partial = f"it says \"{sorted(unit.partial)[0]}\"" if unit.partial else "it does not say so"
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"{word}\" ({partial}): "
-                                               f"\"{short(unit.text)}\"")]
-    if claim.universal & {"never", "none", "nothing"} and not unit.negated and not unit.universal:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"never\": \"{short(unit.text)}\"")]
-    return []
-
-
-def _comparators(claim: Unit, unit: Unit) -> list[Finding]:
-    said = dict(unit.comparators)
-    for number, op in claim.comparators:
-        if number not in said or op == "=":
-            continue
-        if said[number] != op and not (op == "==" and said[number] == "="):
-            theirs = COMPARATOR_WORDS.get(said[number], "")
-            return [Finding("comparator", CONTRADICTED,
-                            f"the passage says {theirs + ' ' if theirs else ''}{number}, not "
-                            f"{COMPARATOR_WORDS[op]} {number}")]
-    return []
-
-
-def _conditions(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str]) -> list[Finding]:
-    """A condition the source puts on the clause ("only if ...", "unless ...") that the claim drops."""
-    heads = {unit.ident} | ({unit.attached} if unit.kind == "coordinate" and unit.attached is not None else set())
-    for cond in units:
-        if cond.source != unit.source or cond.condition is None or cond.attached not in heads:
-            continue
-        keys = cond.keys(own_only=True)
-        if not keys or keys & (claim.all_keys | asked) or any(synonyms(k) & (claim.all_keys | asked) for k in keys):
-            continue
-        return [Finding("condition", CONTRADICTED,
-                        f"the passage says this only {cond.condition} {short(_after_mark(cond))}")]
-    return []
-
-
-def _after_mark(unit: Unit) -> str:
-    words = unit.text.split()
-    return " ".join(words[1:]) if words and words[0].lower().strip(",") == unit.condition else unit.text
-
-
-def short(text: str, limit: int = 140) -> str:
-    text = " ".join(text.split()).strip(" ,;")
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

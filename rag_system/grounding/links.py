@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_system.grounding.compare import Alignment, short
-from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
+from rag_system.grounding.compare import Alignment
+from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
 from rag_system.grounding.units import Unit
 from rag_system.grounding.words import CAUSAL, LINKS
 

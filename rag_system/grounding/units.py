@@ -19,13 +19,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rag_system.grounding.roots import root
+from rag_system.grounding.roots import root, same_meaning, synonyms
 from rag_system.grounding.stance import chain, comparators, modality, negated, privative, universal
 from rag_system.grounding.tokens import (
-    OBJECT_DEPS, PRONOUNS, SUBJECT_DEPS, is_content, key, number_key, pos)
+    LIGHT, OBJECT_DEPS, PRONOUNS, SUBJECT_DEPS, is_content, key, number_key, pos)
 from rag_system.grounding.words import CONDITIONS, EXCLUSIVE, LINKS, PARTIAL
 
 MAIN, COORDINATE, SUBORDINATE, RELATIVE, LABEL = "main", "coordinate", "subordinate", "relative", "label"
+#: Keys of the light verbs, as lemmas and as written.
+LIGHT_KEYS = frozenset(LIGHT) | {"is", "are", "was", "were", "has", "had"}
 
 
 @dataclass(frozen=True)
@@ -328,3 +330,18 @@ def _dedupe(words: Iterable[Word]) -> list[Word]:
         if w.key not in seen or (w.critical and not seen[w.key].critical):
             seen[w.key] = w
     return list(seen.values())
+
+
+def holds(unit: Unit, word: Word) -> bool:
+    """The unit says `word`: as one of its content words, any of its tokens, or a synonym of either."""
+    keys = unit.keys()
+    if word.key in keys or any(same_meaning(word.key, k) for k in keys):
+        return True
+    return word.key in unit.all_keys or bool(synonyms(word.key) & unit.all_keys)
+
+
+def kind_of(word: Word) -> str | None:
+    """What place a word fills: a number, a name (a thing or party), or a quality."""
+    if word.pos == "VERB" and word.role == "party":
+        return "NAME"  # a gerund doing what the clause says ("Descaling must be performed ...")
+    return {"NUM": "NUM", "PROPN": "NAME", "NOUN": "NAME", "ADJ": "QUALITY"}.get(word.pos)
