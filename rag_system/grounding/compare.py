@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from rag_system.grounding.asserts import stance_findings
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
 from rag_system.grounding.roots import same_meaning, synonyms
-from rag_system.grounding.swaps import swaps
+from rag_system.grounding.swaps import sides, swaps
 from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
 
 #: Words by which a text names its writer, whose name a signature may give after it.
@@ -79,7 +79,7 @@ def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, fro
           asked: frozenset[str], sentence_keys: frozenset[str]) -> Alignment:
     matched = frozenset(w.key for w in claim.words if holds(unit, w))
     findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked)
-    findings += swaps(claim, unit, matched)
+    findings += swaps(claim, unit, matched) or sides(claim, unit)
     findings += stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys)
     return Alignment(claim, unit, matched, tuple(findings))
 

@@ -10,6 +10,7 @@ word is borrowed; the error is in which word goes with which ("StartupXYZ is the
 from __future__ import annotations
 
 from rag_system.grounding.findings import CONTRADICTED, Finding, short
+from rag_system.grounding.roots import opposites
 from rag_system.grounding.units import Unit, Word, kind_of
 
 #: A word this many tree steps closer to another word than the claim's partner is bound to it instead.
@@ -78,3 +79,32 @@ def _distance(tree: tuple[int, ...], a: int, b: int) -> int:
             return 99
         t, steps = tree[t], steps + 1
     return up[t] + steps if t in up else 99
+
+
+#: Pairs of sides that exchange what goes where ("from unstable to testing").
+OPPOSED_SIDES = (frozenset({"from", "to"}), frozenset({"from", "into"}))
+
+
+def sides(claim: Unit, unit: Unit) -> list[Finding]:
+    """A thing the claim puts on the other side of a relation than its source: moved "to" where the
+    source moves it "from"; compared "than" where the source compares the other with it — unless
+    the claim also turns the comparison round ("the MD5 sum is cheaper" / "GnuPG's signature is
+    dearer than the MD5 sum")."""
+    count: dict[str, int] = {}
+    for key, _ in unit.positions:
+        count[key] = count.get(key, 0) + 1
+    theirs = {w.key: w for w in unit.words if not w.inherited and count.get(w.key) == 1}
+    for word in claim.words:
+        if word.inherited or word.pos not in ("NOUN", "PROPN", "ADJ") or word.key not in theirs:
+            continue
+        mine, other = word.side, theirs[word.key].side
+        if mine == other:
+            continue
+        if frozenset({mine, other}) in OPPOSED_SIDES:
+            return [Finding("binding", CONTRADICTED, f"the passage says {other} {theirs[word.key].text}, "
+                                                     f"not {mine} {word.text}: \"{short(unit.text)}\"")]
+        if "than" in (mine, other) and not any(opposites(k) & unit.all_keys for k in claim.keys()):
+            compared = "compares the other with" if mine == "than" else "compares it with the other"
+            return [Finding("binding", CONTRADICTED, f"the passage {compared} {word.text}, the other way "
+                                                     f"round: \"{short(unit.text)}\"")]
+    return []
