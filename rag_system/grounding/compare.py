@@ -97,9 +97,14 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
         lenders = [u for u in units if u.source == unit.source and u.ident != unit.ident and holds(u, word)]
         in_context = word.key in context or bool(synonyms(word.key) & context)
         if not lenders and not in_context:
-            added.append(word)
+            rival = _rival(word, own, keys) if word.role == "party" and kind_of(word) == "NAME" else None
+            if rival is not None and rival.role == "party" and word.pos == rival.pos:
+                out.append(_misbound(word, rival, None, unit))  # "apt-get removes ..." where apt does
+            else:
+                added.append(word)
             continue
-        rival = _rival(word, own, keys) or _label_rival(word, label, keys)
+        rival = _rival(word, own, keys) or _label_rival(word, label, keys) or \
+            (None if in_context else _verb_rival(word, claim, unit))
         lender = min(lenders, key=lambda u: (abs(u.sentence - unit.sentence), abs(u.ident - unit.ident))) \
             if lenders else None
         if rival is not None:
@@ -109,6 +114,17 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
     if added:
         out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
     return out
+
+
+def _verb_rival(word: Word, claim: Unit, unit: Unit) -> Word | None:
+    """The clause's own verb, where the claim puts a verb from another clause ("sudo logs the
+    ordinary user's password" where the clause says sudo *requires* it, and another logs root
+    activity)."""
+    if word.key != claim.head or word.pos != "VERB" or not unit.predicate or unit.head in LIGHT_KEYS:
+        return None
+    if unit.head in claim.all_keys or any(same_meaning(unit.head, k) for k in claim.keys()):
+        return None
+    return next((w for w in unit.words if w.key == unit.head and not w.inherited and w.pos == "VERB"), None)
 
 
 def _own_words(unit: Unit, units: Sequence[Unit]) -> tuple[list[Word], list[Word]]:
