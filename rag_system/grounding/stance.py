@@ -50,6 +50,8 @@ def negated(head: Any, tokens: list[Any]) -> bool:
             return True
         if t.lemma_.lower() in NEGATING_HEADS and any(c.dep_ in ("xcomp", "prep") for c in t.children):
             return True  # "fails to start", "unable to connect"
+    if head.dep_ == "acl" and _negating(head.head) and any(c.dep_ == "aux" and c.lower_ == "to" for c in head.children):
+        return True  # "There is no need to set it", "no reason to back it up": setting it is not needed
     if head.dep_ == "conj" and not any(c.dep_ in SUBJECT_DEPS for c in head.children):
         cc = {c.lower_ for c in head.head.children if c.dep_ == "cc"}
         if any(c.dep_ in SUBJECT_DEPS and _negating(c) for c in head.head.children):
@@ -99,6 +101,8 @@ def _comparator_not(token: Any) -> bool:
 def modality(head: Any) -> str | None:
     rank = {"may": 1, "should": 2, "will": 3, "must": 3}
     strongest: str | None = None
+    if head.dep_ == "acl" and root(head.head.lemma_) in _modal_roots():
+        strongest = _modal_roots()[root(head.head.lemma_)]  # "(no) need to set it", "the option to use it"
     for verb in chain(head):
         found = [MODALS[c.lower_] for c in verb.children if c.dep_ == "aux" and c.lower_ in MODALS]
         key = root(verb.lemma_)
