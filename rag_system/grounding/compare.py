@@ -109,7 +109,7 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
             if lenders else None
         if rival is not None:
             out.append(_misbound(word, rival, lender, unit))
-        elif lender is not None and not in_context and not _may_lend(word, lender, unit, antecedent):
+        elif lender is not None and not in_context and not _may_lend(word, lender, unit, antecedent, units):
             out.append(_misbound(word, None, lender, unit))
     if added:
         out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
@@ -174,7 +174,7 @@ def _label_rival(word: Word, label: list[Word], keys: set[str]) -> Word | None:
     return None
 
 
-def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None) -> bool:
+def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None, units: Sequence[Unit]) -> bool:
     """A clause coordinated with the aligned one, in the same sentence and with a subject of its own,
     lends nothing ("the backup on 9443" to "the primary server listens on 8443"), unless the
     aligned clause refers back with a pronoun ("those at Grade 7 ..."). A number comes only from the
@@ -190,11 +190,31 @@ def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None) -> 
     if lender.text.rstrip().endswith(":") and lender.sentence <= unit.sentence:
         return True  # "... SETTINGS_QPACK_MAX_TABLE_CAPACITY (0x01): The default value is zero."
     if word.pos == "NUM":
-        attached = lender.attached == unit.ident or unit.attached == lender.ident
-        return (attached and distance == 0) or (LABEL in (lender.kind, unit.kind) and distance <= 1)
+        return (distance == 0 and _joined(lender, unit, units)) or \
+            (LABEL in (lender.kind, unit.kind) and distance <= 1) or _introduced(lender, unit, units)
     return not (distance == 0 and lender.predicate and lender.kind != LABEL and (
         (lender.kind == COORDINATE and lender.attached == unit.ident and lender.subject) or
         (unit.kind == COORDINATE and unit.attached == lender.ident and unit.subject)))
+
+
+def _joined(a: Unit, b: Unit, units: Sequence[Unit]) -> bool:
+    """One clause depends on the other, directly or through the clauses between, and none of those
+    is a coordinated statement with a subject of its own ("and the backup on 9443")."""
+    by_ident = {u.ident: u for u in units if u.source == a.source}
+    for low, high in ((a, b), (b, a)):
+        u = low
+        while u.attached is not None and u.attached in by_ident and not (u.kind == COORDINATE and u.subject):
+            u = by_ident[u.attached]
+            if u.ident == high.ident:
+                return True
+    return False
+
+
+def _introduced(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
+    """The lender is the value a colon at the end of the aligned clause's sentence introduces ("run at
+    temperature: 0 (deterministic routing)", which the parser reads as two sentences)."""
+    return lender.sentence == unit.sentence + 1 and any(
+        u.source == unit.source and u.sentence == unit.sentence and u.text.rstrip().endswith(":") for u in units)
 
 
 def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:

@@ -27,6 +27,9 @@ _FIELD = re.compile(r"(?<![\w&/().'’\"“-])(?:[A-Z][\w&/().'’-]*\s+){0,4}[A
 _NAME_ENDS = frozenset("llp llc lp inc inc. ltd ltd. corp corp. co co. gmbh plc ag sa".split())
 #: A bullet inside a line ("... clause - MegaCorp represents 28% ..."): a list item of its own.
 _BULLET = re.compile(r"\s[-\u2022*]\s+(?=[A-Z0-9$])")
+#: A semicolon between two statements: each is parsed as a sentence of its own (the small parser
+#: often takes the second for a complement of the first).
+_CLAUSE_BREAK = re.compile(r";\s+(?=\S)")
 #: A numbered item or section inside a line ("... reviewed 4.2 3 contracts ...", "... 5. REGULATORY").
 _ITEM = re.compile(r"(?<=\s)(\d{1,2})\.(\d{1,2})?\s+(?=[A-Z0-9$\"“(])")
 
@@ -37,11 +40,12 @@ def plain(text: str) -> str:
     return _BROKEN.sub("-", " ".join(_MAN_SECTION.sub("", _EMPHASIS.sub("", text)).split()))
 
 
-def fields(sentence: str, numbers: frozenset[tuple[int, int | None]] | None = None) -> list[str]:
+def fields(sentence: str, numbers: frozenset[tuple[int, int | None]] | None = None, claim: bool = False) -> list[str]:
     """A sentence cut into the fields of a form ("Label: value Label: value"), its numbered items
     and its inline bullets; itself otherwise. `numbers`: the item numbers of the whole text the
     sentence comes from (`item_numbers`), so an item whose neighbours are in other sentences is
-    cut too."""
+    cut too. A claim is cut at its semicolons as well: its statements are checked one by one, where
+    a source's are kept together (a clause after its semicolon may lend to the one before)."""
     labels = [_label_start(sentence, m) for m in _FIELD.finditer(sentence)]
     # A label starts a new field only after another field ("Date: ... Location: ..."), not after
     # the words that introduce it ("1.1 Revenue for FY2024: $12.3 million").
@@ -49,10 +53,12 @@ def fields(sentence: str, numbers: frozenset[tuple[int, int | None]] | None = No
         {a for a in labels[:1] if a > 0 and ":" in sentence[:a]}
     cuts |= {m.start() for m in _BULLET.finditer(sentence) if not _in_brackets(sentence, m.start())}
     cuts |= _items(sentence, item_numbers(sentence) if numbers is None else numbers)
+    if claim:
+        cuts |= {m.end() for m in _CLAUSE_BREAK.finditer(sentence) if not _in_brackets(sentence, m.start())}
     parts, last = [], 0
     for cut in sorted(cuts):
-        if sentence[last:cut].strip(" -\u2022*"):
-            parts.append(sentence[last:cut].strip(" -\u2022*"))
+        if sentence[last:cut].strip(" -\u2022*;"):
+            parts.append(sentence[last:cut].strip(" -\u2022*").rstrip(" ;"))
             last = cut
     parts.append(sentence[last:].strip(" -\u2022*"))
     return [p for p in parts if p] or [sentence]

@@ -103,7 +103,8 @@ def sides(claim: Unit, unit: Unit) -> list[Finding]:
         if frozenset({mine, other}) in OPPOSED_SIDES:
             return [Finding("binding", CONTRADICTED, f"the passage says {other} {theirs[word.key].text}, "
                                                      f"not {mine} {word.text}: \"{short(unit.text)}\"")]
-        if "than" in (mine, other) and not any(opposites(k) & unit.all_keys for k in claim.keys()):
+        party = theirs[word.key].role if mine == "than" else word.role
+        if "than" in (mine, other) and party == "party" and not any(opposites(k) & unit.all_keys for k in claim.keys()):
             compared = "compares the other with" if mine == "than" else "compares it with the other"
             return [Finding("binding", CONTRADICTED, f"the passage {compared} {word.text}, the other way "
                                                      f"round: \"{short(unit.text)}\"")]

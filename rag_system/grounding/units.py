@@ -98,6 +98,8 @@ def _clause_head(token: Any) -> bool:
         # approves Y", read as a complement) or it comes first ("X is created, so Y ...").
         lo, hi = sorted((token.i, token.head.i))
         return token.i < token.head.i or any(t.text in (";", ":") for t in token.doc[lo + 1:hi])
+    if dep == "acl" and any(c.dep_ == "mark" and c.lower_ in ("that", "whether") for c in token.children):
+        return False  # "no guarantee that the job runs": what the noun says, under its negation
     if dep == "relcl" or (dep == "acl" and pos(token) == "VERB"):
         return True  # "..., which indicates a multiplier of 8", "a request signed by a director"
     if dep == "conj":

@@ -99,7 +99,7 @@ class _Checker:
         for sentence, body in zip(self.sentences, bodies):
             # Cut and read as the sources are, so a sentence quoted from a form reads as its source does.
             claim: list[Unit] = []
-            for doc in self.engine.parse(fields(plain(body))):
+            for doc in self.engine.parse(fields(plain(body), claim=True)):
                 claim += read_units(doc, first_ident=len(claim), first_sentence=len({u.sentence for u in claim}))
             out.append(self._check(sentence, claim, units, quotes, asked, asked_doc))
         return out
