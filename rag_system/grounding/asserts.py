@@ -26,7 +26,9 @@ COMPARATOR_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "l
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 
 
-def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str]) -> list[Finding]:
+def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str],
+                    said: frozenset[str] = frozenset()) -> list[Finding]:
+    """`asked`: keys of the question and of the whole claim sentence; `said`: of the claim sentence."""
     out: list[Finding] = []
     held = {w.key for w in claim.words if holds(unit, w)}
     light = claim.head in LIGHT_KEYS
@@ -37,12 +39,12 @@ def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: froze
         # unless the claim restates all the clause says: then the clause's denial holds ("there is
         # no curses module for Windows" / "the Windows distribution includes the curses module").
         out = _scope(claim, unit) + _comparators(claim, unit)
-        if _denies(claim) != _denies(unit) and _restates(claim, unit) and not _unless(claim, unit, units):
+        if _denies(claim) != _denies(unit) and _restates(claim, unit) and not _unless(claim, unit, units, said):
             return out + [Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{short(unit.text)}\"")]
         return out + _opposites(claim, unit)
     same_verb = same_meaning(claim.head, unit.head) or (light and unit.head in LIGHT_KEYS)
     until = claim.condition in ("until", "before") and unit.negated and not claim.negated  # "until it is
-    if _denies(claim) != _denies(unit) and not _unless(claim, unit, units) and not until:  # validated": not yet
+    if _denies(claim) != _denies(unit) and not _unless(claim, unit, units, said) and not until:  # validated": not yet
         out.append(Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{short(unit.text)}\""))
     else:
         out += _opposites(claim, unit)
@@ -93,11 +95,11 @@ def _prefixed(key: str, keys: frozenset[str]) -> set[str]:
     return out & keys
 
 
-def _unless(claim: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
+def _unless(claim: Unit, unit: Unit, units: Sequence[Unit], said: frozenset[str]) -> bool:
     """"not paid out unless X" says what "paid out only when X" says: the polarity flips with the
     condition's form."""
     theirs = {c.condition for c in units if c.attached == unit.ident and c.source == unit.source and c.condition}
-    return ("unless" in theirs and "only" in claim.all_keys) or (unit.exclusive and "unless" in claim.all_keys)
+    return ("unless" in theirs and "only" in claim.all_keys | said) or (unit.exclusive and "unless" in claim.all_keys)
 
 
 def _scope(claim: Unit, unit: Unit) -> list[Finding]:

@@ -80,7 +80,8 @@ def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, fro
     matched = frozenset(w.key for w in claim.words if holds(unit, w))
     findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked)
     findings += swaps(claim, unit, matched) or sides(claim, unit)
-    findings += stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys)
+    findings += stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys,
+                                sentence_keys)
     return Alignment(claim, unit, matched, tuple(findings))
 
 

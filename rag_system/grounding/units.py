@@ -97,7 +97,7 @@ def _clause_head(token: Any) -> bool:
         # negation governs it, unless a semicolon or colon stands between them ("A approves X; B
         # approves Y", read as a complement) or it comes first ("X is created, so Y ...").
         lo, hi = sorted((token.i, token.head.i))
-        return token.i < token.head.i or any(t.text in (";", ":") for t in token.doc[lo + 1:hi])
+        return token.i < token.head.i or any(t.text in (";", ":", "-", "–", "—") for t in token.doc[lo + 1:hi])
     if dep == "acl" and any(c.dep_ == "mark" and c.lower_ in ("that", "whether") for c in token.children):
         return False  # "no guarantee that the job runs": what the noun says, under its negation
     if dep == "relcl" or (dep == "acl" and pos(token) == "VERB"):
