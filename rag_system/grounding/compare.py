@@ -47,6 +47,7 @@ def _score(claim: Unit, unit: Unit) -> float:
     """Claim words the unit holds (names, numbers and heads double); the unit's own facts the claim
     does not state count a little against it, so the more specific of two clauses wins a tie."""
     held = sum((2.0 if w.critical else 1.0) for w in claim.words if holds(unit, w))
+    held += 0.5 * len((claim.partial | claim.universal) & unit.all_keys)  # "the default", "only"
     keys = claim.keys()
     extra = sum(1 for w in unit.words if w.critical and not w.inherited and w.key not in keys)
     return held - 0.1 * extra if held else 0.0
@@ -110,7 +111,8 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
             if lenders else None
         if rival is not None:
             out.append(_misbound(word, rival, lender, unit))
-        elif lender is not None and not in_context and not _may_lend(word, lender, unit, antecedent, units):
+        elif lender is not None and not in_context and not any(
+                _may_lend(word, other, unit, antecedent, units) for other in lenders):
             out.append(_misbound(word, None, lender, unit))
     if added:
         out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
@@ -159,7 +161,8 @@ def _antecedent(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     before = [u for u in units if u.source == unit.source and u.sentence < unit.sentence
               and unit.sentence - u.sentence <= 3 and u.subject and u.predicate]
     for u in sorted(before, key=lambda u: (-u.sentence, u.ident)):
-        if not u.pronoun or any(w.critical and w.pos in ("NOUN", "PROPN") and w.role == "party" for w in u.words):
+        if not u.pronoun or not u.referring and any(
+                w.critical and w.pos in ("NOUN", "PROPN") and w.role == "party" for w in u.words):
             return u
     return None
 

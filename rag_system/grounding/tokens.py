@@ -65,6 +65,8 @@ def is_content(token: Any) -> bool:
     lemma = token.lemma_.lower()
     if lower in STOP_WORDS or lemma in STOP_WORDS or lower in PRONOUNS or lemma in FRAMING or lower in FRAMING:
         return False
+    if lower == "default" and token.head.lower_ != "by":
+        return True  # "the default protocol": a thing, not the scope word of "by default"
     if lemma in MODALS or lower in NEGATING_WORDS or lower in UNIVERSAL or lower in PARTIAL or lower in SCALES:
         return False
     if pos(token) == "VERB" and lemma in LIGHT:

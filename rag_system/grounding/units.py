@@ -75,6 +75,7 @@ class Unit:
     mark: str | None = None  # the word that links it to `attached` ("because", "when", "so", "why")
     privative: bool = False  # its verb denies by itself ("lacks", "omits", "leaves out")
     loose: bool = False  # a semicolon or colon stands between it and the unit it is attached to
+    referring: bool = False  # its subject is a pronoun ("It is the default protocol")
 
     def keys(self, own_only: bool = False) -> set[str]:
         return {w.key for w in self.words if not (own_only and w.inherited)}
@@ -188,7 +189,8 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
                 head.dep_ == "conj" and not own_subject and parent is not None and any(
                     c.dep_ in SUBJECT_DEPS and c.lower_ in PRONOUNS for c in parent.children)),
             all_keys=_all_keys(tokens), mark=_mark(head), privative=privative(head),
-            loose=parent is not None and _broken(doc, head.i, parent.i)))
+            loose=parent is not None and _broken(doc, head.i, parent.i),
+            referring=any(t.dep_ in SUBJECT_DEPS and t.head.i == h and t.lower_ in PRONOUNS for t in tokens)))
     return units
 
 
