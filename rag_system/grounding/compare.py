@@ -79,7 +79,7 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
 def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]],
           asked: frozenset[str], sentence_keys: frozenset[str]) -> Alignment:
     matched = frozenset(w.key for w in claim.words if holds(unit, w))
-    findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked)
+    findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked, sentence_keys)
     findings += swaps(claim, unit, matched) or sides(claim, unit)
     findings += stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys,
                                 sentence_keys)
@@ -87,7 +87,7 @@ def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, fro
 
 
 def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset[str],
-              context: frozenset[str], asked: frozenset[str]) -> list[Finding]:
+              context: frozenset[str], asked: frozenset[str], said: frozenset[str]) -> list[Finding]:
     out: list[Finding] = []
     added: list[Word] = []
     keys = claim.keys()
@@ -106,7 +106,7 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
                 added.append(word)
             continue
         rival = _rival(word, own, keys) or _label_rival(word, label, keys) or \
-            (None if in_context else _verb_rival(word, claim, unit))
+            (None if in_context else _verb_rival(word, claim, unit, said))
         lender = min(lenders, key=lambda u: (abs(u.sentence - unit.sentence), abs(u.ident - unit.ident))) \
             if lenders else None
         if rival is not None:
@@ -119,14 +119,14 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
     return out
 
 
-def _verb_rival(word: Word, claim: Unit, unit: Unit) -> Word | None:
+def _verb_rival(word: Word, claim: Unit, unit: Unit, said: frozenset[str]) -> Word | None:
     """The clause's own verb, where the claim puts a verb from another clause ("sudo logs the
     ordinary user's password" where the clause says sudo *requires* it, and another logs root
     activity)."""
     if word.key != claim.head or word.pos != "VERB" or not unit.predicate or unit.head in LIGHT_KEYS:
         return None
-    if unit.head in claim.all_keys or any(same_meaning(unit.head, k) for k in claim.keys()):
-        return None
+    if unit.head in claim.all_keys | said or any(same_meaning(unit.head, k) for k in claim.keys() | said):
+        return None  # the claim says the clause's verb, elsewhere in its sentence
     return next((w for w in unit.words if w.key == unit.head and not w.inherited and w.pos == "VERB"), None)
 
 
@@ -287,6 +287,10 @@ def _predicate_unit(claim: Unit, unit: Unit, units: Sequence[Unit], matched: fro
         return unit
     near = [u for u in units if u.source == unit.source and abs(u.sentence - unit.sentence) <= 1
             and u.ident != unit.ident and (u.head == claim.head or same_meaning(u.head, claim.head))]
+    # Of several ("an implementation which does not include an option ... with another which does
+    # include it"), the one that shares most of the claim's words and then asserts as it does.
+    near.sort(key=lambda u: (-len(claim.keys() & u.keys()), u.negated != claim.negated,
+                             abs(u.sentence - unit.sentence)))
     return near[0] if near else unit
 
 
