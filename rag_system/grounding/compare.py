@@ -99,9 +99,11 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
         lenders = [u for u in units if u.source == unit.source and u.ident != unit.ident and holds(u, word)]
         in_context = word.key in context or bool(synonyms(word.key) & context)
         if not lenders and not in_context:
-            rival = _rival(word, own, keys) if word.role == "party" and kind_of(word) == "NAME" else None
-            if rival is not None and rival.role == "party" and word.pos == rival.pos:
-                out.append(_misbound(word, rival, None, unit))  # "apt-get removes ..." where apt does
+            rival = _rival(word, own, keys) if word.pos == "NUM" or (
+                word.role == "party" and kind_of(word) == "NAME") else None
+            if rival is not None and (word.pos == "NUM" or rival.role == "party" and word.pos == rival.pos):
+                # "apt-get removes ..." where apt does; "at 1.45 bar" (another passage's) where it says 12
+                out.append(_misbound(word, rival, None, unit))
             else:
                 added.append(word)
             continue
@@ -267,8 +269,10 @@ def _added(words: list[Word], asked: frozenset[str], restated: int) -> list[Find
     question says them ("the peer is *supposed* to assume" restates how it was asked) — unless most
     of what the claim restates of the question is missing ("The annual salary of James Mitchell is
     ..." cited to a signature block): then it claims what was asked without its source saying it."""
-    numbers = [w for w in words if w.pos == "NUM" and not w.inherited]
-    if numbers:  # numbers written as words too ("five years", "twice"), which the native check reads as words
+    # Numbers written as words ("five years", "twice"), which the native check reads as words; one
+    # written in digits is the native check's alone (it finds "120" in "no_application_protocol(120)").
+    numbers = [w for w in words if w.pos == "NUM" and not w.inherited and not any(c.isdigit() for c in w.text)]
+    if numbers:
         return [Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(w.text for w in numbers)}")]
     words = [w for w in words if w.pos not in ("NUM", "PROPN")]
     echoed = [w for w in words if w.key in asked]

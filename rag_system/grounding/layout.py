@@ -27,6 +27,9 @@ _FIELD = re.compile(r"(?<![\w&/().'’\"“-])(?:[A-Z][\w&/().'’-]*\s+){0,4}[A
 _NAME_ENDS = frozenset("llp llc lp inc inc. ltd ltd. corp corp. co co. gmbh plc ag sa".split())
 #: A bullet inside a line ("... clause - MegaCorp represents 28% ..."): a list item of its own.
 _BULLET = re.compile(r"\s[-\u2022*]\s+(?=[A-Z0-9$])")
+#: A dash after a reference is part of its title, not a bullet ("Schedule 3 - Employee Transition
+#: Plan", "Exhibit A - Financial Terms").
+_REFERENCE = re.compile(r"\b[A-Z][a-z]+\s+(?:\d+(?:\.\d+)*|[A-Z])$")
 #: A semicolon between two statements: each is parsed as a sentence of its own (the small parser
 #: often takes the second for a complement of the first).
 _CLAUSE_BREAK = re.compile(r";\s+(?=\S)")
@@ -51,7 +54,8 @@ def fields(sentence: str, numbers: frozenset[tuple[int, int | None]] | None = No
     # the words that introduce it ("1.1 Revenue for FY2024: $12.3 million").
     cuts = {a for a, before in zip(labels[1:], labels) if a > before} | \
         {a for a in labels[:1] if a > 0 and ":" in sentence[:a]}
-    cuts |= {m.start() for m in _BULLET.finditer(sentence) if not _in_brackets(sentence, m.start())}
+    cuts |= {m.start() for m in _BULLET.finditer(sentence)
+             if not _in_brackets(sentence, m.start()) and not _REFERENCE.search(sentence[:m.start()])}
     cuts |= _items(sentence, item_numbers(sentence) if numbers is None else numbers)
     if claim:
         cuts |= {m.end() for m in _CLAUSE_BREAK.finditer(sentence) if not _in_brackets(sentence, m.start())}

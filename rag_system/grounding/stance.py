@@ -46,7 +46,7 @@ def negated(head: Any, tokens: list[Any]) -> bool:
     for t in tokens:
         if _nested(t, head, mine):
             continue
-        if (t.dep_ == "neg" or t.lower_ in NEGATING_WORDS) and not _comparator_not(t):
+        if (t.dep_ == "neg" or t.lower_ in NEGATING_WORDS) and not _comparator_not(t) and not _with_none(t):
             return True
         if t.lemma_.lower() in NEGATING_HEADS and any(c.dep_ in ("xcomp", "prep") for c in t.children):
             return True  # "fails to start", "unable to connect"
@@ -60,6 +60,12 @@ def negated(head: Any, tokens: list[Any]) -> bool:
             siblings = [t for t in head.head.subtree if t.i not in mine]
             return negated(head.head, [t for t in siblings if _unit_root(t, head.head)])
     return False
+
+
+def _with_none(token: Any) -> bool:
+    """"no" of "with no additional conditions": what the statement comes without, not a denial."""
+    return token.lower_ == "no" and token.dep_ == "det" and token.head.dep_ == "pobj" and \
+        token.head.head.lower_ == "with"
 
 
 def _negating(token: Any) -> bool:
