@@ -25,12 +25,15 @@ from dataclasses import dataclass
 
 from rag_system.grounding.asserts import stance_findings
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
-from rag_system.grounding.roots import same_meaning, synonyms
-from rag_system.grounding.swaps import sides, swaps
+from rag_system.grounding.roots import opposites, same_meaning, synonyms
+from rag_system.grounding.swaps import sides, swaps, turned
 from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
 
 #: Words by which a text names its writer, whose name a signature may give after it.
 FIRST_PERSON = frozenset("i we me us my our".split())
+#: What a clause that holds the claim's predicate gains: "Format 4 is the default" restates "It is the
+#: default format", not "Format version 4 was added", which names more of its subject.
+HEAD_BONUS = 0.0
 #: Alignment scores this close to the best are read as ties.
 TIE = 0.25
 
@@ -47,7 +50,9 @@ def _score(claim: Unit, unit: Unit) -> float:
     """Claim words the unit holds (names, numbers and heads double); the unit's own facts the claim
     does not state count a little against it, so the more specific of two clauses wins a tie."""
     held = sum((2.0 if w.critical else 1.0) for w in claim.words if holds(unit, w))
-    held += 0.5 * len((claim.partial | claim.universal) & unit.all_keys)  # "the default", "only"
+    if held and claim.head not in LIGHT_KEYS and any(w.key == claim.head and holds(unit, w) for w in claim.words):
+        held += HEAD_BONUS  # what the claim says of its subject, not only the subject
+    held += 0.5 * len((claim.partial | claim.universal) & unit.all_keys)  # "by default", "only"
     keys = claim.keys()
     extra = sum(1 for w in unit.words if w.critical and not w.inherited and w.key not in keys)
     return held - 0.1 * extra if held else 0.0
@@ -73,7 +78,14 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     # does include the option": each relative clause has the other's words).
     tied = [s[3] for s in scored if s[0] >= scored[0][0] - TIE]
     readings = [_read(claim, unit, units, context, asked, sentence_keys) for unit in tied]
-    return min(readings, key=lambda a: (len(a.findings), tied.index(a.unit)))
+    return min(readings, key=lambda a: (len(a.findings), not _speaks_of(claim, a.unit), tied.index(a.unit)))
+
+
+def _speaks_of(claim: Unit, unit: Unit | None) -> bool:
+    """The clause says what the claim says of its subject, or its opposite: of two clauses that name
+    the same things, the one the claim restates."""
+    return unit is not None and (claim.head in unit.all_keys or any(same_meaning(claim.head, k) for k in unit.keys())
+                                 or bool(opposites(claim.head) & unit.all_keys))
 
 
 def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]],
@@ -81,9 +93,11 @@ def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, fro
     matched = frozenset(w.key for w in claim.words if holds(unit, w))
     findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked, sentence_keys)
     findings += swaps(claim, unit, matched) or sides(claim, unit)
-    findings += stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys,
-                                sentence_keys)
-    return Alignment(claim, unit, matched, tuple(findings))
+    stance = stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys,
+                             sentence_keys)
+    if turned(claim, unit):  # "B is slower than A" for "A is faster than B": the opposite restates it
+        stance = [f for f in stance if f.kind != "opposite"]
+    return Alignment(claim, unit, matched, tuple(findings + stance))
 
 
 def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset[str],
@@ -122,10 +136,12 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
 
 
 def _verb_rival(word: Word, claim: Unit, unit: Unit, said: frozenset[str]) -> Word | None:
-    """The clause's own verb, where the claim puts a verb from another clause ("sudo logs the
-    ordinary user's password" where the clause says sudo *requires* it, and another logs root
-    activity)."""
-    if word.key != claim.head or word.pos != "VERB" or not unit.predicate or unit.head in LIGHT_KEYS:
+    """The clause's own verb, where the claim puts a verb or predicate from another clause ("sudo
+    logs the ordinary user's password" where the clause says sudo *requires* it, and another logs
+    root activity; "Protocol 5 is the default" where protocol 5 *was added*, and another is the
+    default)."""
+    if claim.head not in (word.key, word.phrase) or word.pos not in ("VERB", "NOUN", "ADJ") or not unit.predicate or \
+            unit.head in LIGHT_KEYS:
         return None
     if unit.head in claim.all_keys | said or any(same_meaning(unit.head, k) for k in claim.keys() | said):
         return None  # the claim says the clause's verb, elsewhere in its sentence

@@ -103,9 +103,24 @@ def sides(claim: Unit, unit: Unit) -> list[Finding]:
         if frozenset({mine, other}) in OPPOSED_SIDES:
             return [Finding("binding", CONTRADICTED, f"the passage says {other} {theirs[word.key].text}, "
                                                      f"not {mine} {word.text}: \"{short(unit.text)}\"")]
-        party = theirs[word.key].role if mine == "than" else word.role
-        if "than" in (mine, other) and party == "party" and not any(opposites(k) & unit.all_keys for k in claim.keys()):
+        if _turned(word, theirs[word.key]) and not any(opposites(k) & unit.all_keys for k in claim.keys()):
             compared = "compares the other with" if mine == "than" else "compares it with the other"
             return [Finding("binding", CONTRADICTED, f"the passage {compared} {word.text}, the other way "
                                                      f"round: \"{short(unit.text)}\"")]
     return []
+
+
+def turned(claim: Unit, unit: Unit) -> bool:
+    """The claim compares the other way round: a thing its source compares something with ("than")
+    is the one the claim compares, or the reverse."""
+    theirs = {w.key: w for w in unit.words if not w.inherited}
+    if not any(w.side == "than" for w in claim.words) or not any(w.side == "than" for w in unit.words):
+        return False  # two comparisons, one turned round
+    return any(_turned(w, theirs[w.key]) for w in claim.words
+               if not w.inherited and w.pos in ("NOUN", "PROPN", "ADJ") and w.key in theirs)
+
+
+def _turned(mine: Word, theirs: Word) -> bool:
+    if "than" not in (mine.side, theirs.side) or mine.side == theirs.side:
+        return False
+    return (theirs.role if mine.side == "than" else mine.role) == "party"  # a thing compared, not a quality

@@ -181,7 +181,7 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
             tree=tuple(t.head.i for t in doc), positions=tuple((key(t), t.i) for t in tokens if is_content(t)),
             modality=modality(head), universal=universal(tokens),
             ability=any(c.lower_ in ("can", "could", "cannot") for v in chain(head) for c in v.children if c.dep_ == "aux"),
-            partial=frozenset(lowers & PARTIAL), exclusive=bool(lowers & EXCLUSIVE),
+            partial=_partial(tokens), exclusive=bool(lowers & EXCLUSIVE),
             comparators=comparators(sentence, tokens),
             condition=marks[0] if marks and head.dep_ == "advcl" else None, predicate=predicate,
             subject=own_subject or (head.dep_ == "conj" and pos(head) not in ("VERB", "AUX")),
@@ -192,6 +192,12 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
             loose=parent is not None and _broken(doc, head.i, parent.i),
             referring=any(t.dep_ in SUBJECT_DEPS and t.head.i == h and t.lower_ in PRONOUNS for t in tokens)))
     return units
+
+
+def _partial(tokens: list[Any]) -> frozenset[str]:
+    """The clause's words of partial scope; "default" only as "by default" ("the default protocol"
+    names a thing)."""
+    return frozenset(t.lower_ for t in tokens if t.lower_ in PARTIAL and (t.lower_ != "default" or t.head.lower_ == "by"))
 
 
 def _broken(doc: Any, a: int, b: int) -> bool:
@@ -266,10 +272,15 @@ def _side(token: Any, head: Any) -> str:
     """The nearest preposition above `token` that places it on one side of a relation."""
     t = token
     while t.i != head.i and t.head.i != t.i:
-        if t.dep_ == "prep" and t.lower_ in SIDES:
+        if t.dep_ == "prep" and t.lower_ in SIDES and not (t.lower_ == "than" and _quantity(t)):
             return t.lower_
         t = t.head
     return ""
+
+
+def _quantity(than: Any) -> bool:
+    """"longer than 10 consecutive working days" compares a quantity, not two things."""
+    return any((c.like_num or c.tag_ == "CD") and c.lower_ != "one" for o in than.children for c in o.subtree)
 
 
 def _governor(token: Any) -> str:

@@ -95,7 +95,8 @@ approve/reject approve/deny win/lose buyer/seller lender/borrower employer/emplo
 client/server send/receive upload/download ascending/descending minimum/maximum hot/cold
 active/inactive visible/hidden present/absent old/new oldest/newest older/newer ahead/behind
 inside/outside within/outside permanent/temporary permanently/temporarily always/never all/none
-with/without
+with/without fast/slow quick/slow cheap/expensive easy/hard easy/difficult safe/unsafe strong/weak
+good/bad better/worse best/worst survive/lose persist/lose
 """.split())
 
 #: Words of the same meaning in the documents people ask about, as written; compared by root

@@ -1,0 +1,308 @@
+"""The verifier reads what a sentence says: each kind of false claim is caught, true restatements kept.
+
+Why: every false alarm sends a correct model answer to repair or quoting, and every miss lets a
+wrong sentence through with a green badge. The passages are made up in the shape of the documents
+people ask about (policies, manuals, forms, reference pages); each case pins one rule of
+`rag_system.grounding`, so removing the rule fails its case. The parser is the packaged
+`en_core_web_sm` the verifier always uses.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_system.grounding.findings import CONTRADICTED, SUPPORTED, UNSUPPORTED, SentenceCheck
+from rag_system.grounding.layout import fields
+from rag_system.grounding.verifier import Source, verify
+
+
+def check(passage: str, claim: str, question: str = "") -> SentenceCheck:
+    result = verify(claim if "[" in claim else f"{claim} [1]", [Source(1, passage)], question)
+    assert len(result.sentences) == 1, result.sentences
+    return result.sentences[0]
+
+
+def kinds(sentence: SentenceCheck) -> set[str]:
+    return {f.kind for f in sentence.findings}
+
+
+LEAVE = ("Employees at Grade 7 and above accrue 28 days. Any absence longer than 10 consecutive working days "
+         "requires written approval from a director.")
+PORTS = "The primary server listens on 8443 and the backup on 9443."
+APPROVERS = "Alice approves travel requests; Bob approves expense claims."
+
+
+# The issue's six kinds of false claim.
+
+def test_a_stitched_claim_is_contradicted() -> None:
+    s = check(LEAVE, "Employees at Grade 7 and above must approve any absence longer than 10 consecutive working days.")
+    assert s.verdict == CONTRADICTED
+    assert "binding" in kinds(s)
+
+
+def test_a_number_swap_is_contradicted() -> None:
+    s = check(PORTS, "The backup server listens on 8443.")
+    assert s.verdict == CONTRADICTED
+
+
+def test_an_entity_swap_is_contradicted() -> None:
+    s = check(APPROVERS, "Bob approves travel requests.")
+    assert s.verdict == CONTRADICTED
+    assert any("Alice, not Bob" in m for m in s.messages())
+
+
+def test_a_reversed_polarity_is_contradicted() -> None:
+    s = check("No guarantee is made that the job runs.", "Yes, the job is guaranteed to run.",
+              "Is the job guaranteed to run?")
+    assert s.verdict == CONTRADICTED
+    assert {"polarity", "reply"} <= kinds(s)
+
+
+@pytest.mark.parametrize("passage, claim, word", [
+    ("Files may be compressed.", "Files must be compressed.", "modality"),
+    ("Most modules support compression.", "All modules support compression.", "scope"),
+    ("By default, the cache holds 128 entries.", "The cache always holds 128 entries.", "scope"),
+    ("Backups are best kept on a read-only filesystem.", "Backups must be kept on a read-only filesystem.",
+     "modality"),
+    ("The installer adds only signed packages by default.", "The installer only ever adds signed packages.",
+     "scope"),
+    ("The start date is June 2, subject to board approval.", "The start date is unconditionally June 2.", "scope"),
+    ("Retries must wait at least five seconds.", "Retries wait exactly five seconds.", "comparator"),
+])
+def test_an_overgeneralisation_is_contradicted(passage: str, claim: str, word: str) -> None:
+    s = check(passage, claim)
+    assert s.verdict == CONTRADICTED
+    assert word in kinds(s)
+
+
+def test_an_added_fact_is_unsupported() -> None:
+    s = check("The Atlas-7 has a 2-litre tank. It requires descaling every 3 months.",
+              "The Atlas-7 requires descaling every 3 months because hard water damages the boiler.")
+    assert s.verdict == UNSUPPORTED
+
+
+# True restatements stay supported.
+
+@pytest.mark.parametrize("passage, claim, question", [
+    ("No guarantee is made that the job runs.", "No, there is no guarantee that the job runs.",
+     "Is the job guaranteed to run?"),
+    ("Annual leave is not paid out on resignation unless the employee has served more than 6 months.",
+     "No. Annual leave is paid out on resignation only when the employee has served more than six months.",
+     "Is annual leave paid out after four months?"),
+    ("A client which does not include the option must still accept the reply.",
+     "A client that leaves out the option must still accept the reply.", ""),
+    ("There is no need to restart the daemon just to reload its rules.",
+     "No, you do not need to restart the daemon to reload its rules.",
+     "Do I need to restart the daemon to reload its rules?"),
+])
+def test_a_restated_negation_is_supported(passage: str, claim: str, question: str) -> None:
+    assert check(passage, claim, question).verdict == SUPPORTED
+
+
+def test_two_sentences_combined_are_supported() -> None:
+    passage = ("Format version 4 was added in release 3.4. It adds support for very large files. "
+               "It is the default format starting with release 3.8.")
+    assert check(passage, "Format version 4, added in release 3.4, is the default starting with release 3.8."
+                 ).verdict == SUPPORTED
+    assert check("The Atlas-7 has a 2-litre tank. It requires descaling every 3 months.",
+                 "The Atlas-7 requires descaling every 3 months.").verdict == SUPPORTED
+
+
+@pytest.mark.parametrize("claim", [
+    "Travel requests are approved by Alice.",
+    "Expense claims are approved by Bob.",
+    "Alice approves travel requests, and Bob approves expense claims.",
+])
+def test_passive_and_active_restatements_are_supported(claim: str) -> None:
+    assert check(APPROVERS, claim).verdict == SUPPORTED
+
+
+def test_restatements_in_other_words_are_supported() -> None:
+    assert check(LEAVE, "A director must give written approval for any absence of more than ten consecutive "
+                        "working days.").verdict == SUPPORTED
+    assert check(PORTS, "The backup server listens on port 9443.").verdict == SUPPORTED
+
+
+# Verbatim quotes always verify (the extractive fallback quotes its sources).
+
+FORM = ("Filing Date: January 10, 2025 Transaction Value: $45,000,000 HSR Filing Fee: $30,000 "
+        "Buyer's Counsel: Morrison & Associates LLP Seller's Counsel: Wilson & Partners LLP "
+        "Escrow Agent: First National Trust")
+LIST = ("4.1 23 active customer contracts reviewed (see Schedule 2 - Material Contracts) 4.2 3 contracts contain "
+        "change-of-control provisions requiring consent 4.3 Largest customer accounts for 28% of revenue")
+
+
+@pytest.mark.parametrize("passage", [FORM, LIST, LEAVE, APPROVERS])
+def test_verbatim_quotes_of_every_sentence_verify(passage: str) -> None:
+    for sentence in [p for p in passage.split(". ") if p]:
+        quote = sentence if sentence.endswith(".") else sentence + "."
+        assert check(passage, quote).verdict == SUPPORTED, quote
+
+
+def test_forms_are_cut_into_fields_and_items() -> None:
+    assert fields(FORM) == ["Filing Date: January 10, 2025", "Transaction Value: $45,000,000",
+                            "HSR Filing Fee: $30,000", "Buyer's Counsel: Morrison & Associates LLP",
+                            "Seller's Counsel: Wilson & Partners LLP", "Escrow Agent: First National Trust"]
+    assert fields(LIST) == ["4.1 23 active customer contracts reviewed (see Schedule 2 - Material Contracts)",
+                            "4.2 3 contracts contain change-of-control provisions requiring consent",
+                            "4.3 Largest customer accounts for 28% of revenue"]
+    assert fields('Archives with "Pinned: yes" get 1; others get 500.') == [
+        'Archives with "Pinned: yes" get 1; others get 500.']
+    assert fields("Versions 3.8 and 3.9 support it.") == ["Versions 3.8 and 3.9 support it."]
+    assert fields("Retention packages per Schedule 3 - Employee Transition Plan") == [
+        "Retention packages per Schedule 3 - Employee Transition Plan"]
+
+
+# Bindings: a word put where its source has another.
+
+def test_a_value_of_another_field_is_contradicted() -> None:
+    s = check(FORM, "Morrison & Associates LLP is the Seller's counsel.")
+    assert s.verdict == CONTRADICTED
+    assert any("Buyer" in m for m in s.messages())
+
+
+def test_another_qualifier_of_the_same_noun_is_contradicted() -> None:
+    passage = ("The legacy archive format is not guaranteed to be portable across releases. "
+               "The modern archive format is guaranteed to be backwards compatible.")
+    s = check(passage, "The modern archive format is not guaranteed to be portable across releases.")
+    assert s.verdict == CONTRADICTED
+    assert any("legacy" in m for m in s.messages())
+
+
+def test_a_label_names_the_statements_under_it() -> None:
+    codes = ("E11: Brew boiler thermistor open circuit. Replace sensor part TS-71. "
+             "E23: Steam boiler overpressure. Check the relief valve at 12 bar.")
+    assert check(codes, "Error E11 indicates a steam boiler overpressure.").verdict == CONTRADICTED
+    assert check(codes, "Error E23 indicates a steam boiler overpressure.").verdict == SUPPORTED
+
+
+def test_the_heading_of_a_later_record_lends_nothing_to_an_earlier_one() -> None:
+    records = ("1. Northwind - OBTAINED Consent Received: March 3, 2025 Notes: Standard process. "
+               "2. Contoso Ltd - OBTAINED Consent Received: March 9, 2025 Notes: Meeting held.")
+    assert check(records, "Contoso Ltd's consent was received on March 3, 2025.").verdict != SUPPORTED
+    assert check(records, "Contoso Ltd's consent was received on March 9, 2025.").verdict == SUPPORTED
+
+
+def test_a_verb_from_another_clause_is_contradicted() -> None:
+    passage = ("The agent is a program designed to let an operator run jobs and record job output. "
+               "The agent requires only the operator's token.")
+    s = check(passage, "The agent records the operator's token.")
+    assert s.verdict == CONTRADICTED
+    assert any("requires" in m for m in s.messages())
+
+
+def test_a_subject_no_passage_names_is_contradicted_where_the_clause_has_its_own() -> None:
+    s = check("The scheduler removes stale locks after every run.", "The supervisor removes stale locks after every run.")
+    assert s.verdict == CONTRADICTED
+    assert any("scheduler, not supervisor" in m for m in s.messages())
+
+
+@pytest.mark.parametrize("claim", [
+    "The maintenance script moves packages from the testing archive to the unstable archive.",
+    "The signature check is less CPU intensive than the checksum computation.",
+])
+def test_a_thing_put_on_the_other_side_of_a_relation_is_contradicted(claim: str) -> None:
+    passage = ("The maintenance script moves packages from the unstable archive to the testing archive. "
+               "The checksum computation is less CPU intensive than the signature check.")
+    assert check(passage, claim).verdict == CONTRADICTED
+
+
+def test_a_comparison_turned_round_with_its_opposite_is_supported() -> None:
+    assert check("The checksum computation is faster than the signature check.",
+                 "The signature check is slower than the checksum computation.").verdict == SUPPORTED
+
+
+# Links between clauses: a reason or condition attached to another fact.
+
+def test_a_remedy_from_another_entry_is_not_linked() -> None:
+    codes = ("E42: Pump cavitation detected. Prime the pump with 200 ml of water, then power cycle the unit. "
+             "E57: Flow meter reports zero pulses. Clean the inlet mesh filter.")
+    s = check(codes, "When pump cavitation is detected (E42), clean the inlet mesh filter.")
+    assert s.verdict != SUPPORTED
+    assert any("link" in m or "another statement" in m for m in s.messages())
+
+
+def test_a_reason_the_passage_does_not_give_is_unsupported() -> None:
+    passage = ("The generic function looks each algorithm up in a table. Named constructors are much faster "
+               "than the generic function.")
+    s = check(passage, "The generic function is slower than named constructors because it looks each algorithm "
+                       "up in a table.")
+    assert s.verdict == UNSUPPORTED
+    assert any("reason" in m for m in s.messages())
+    kept = check("The cache is cleared on restart, because it lives in process memory.",
+                 "The cache is cleared on restart because it lives in process memory.")
+    assert kept.verdict == SUPPORTED
+
+
+# Polarity read through other words.
+
+@pytest.mark.parametrize("passage, claim", [
+    ("There is no curses module for Windows.", "Yes, the Windows distribution includes the curses module."),
+    ("The command is not recommended for the upgrade of a stable system.",
+     "Yes, the command is the recommended tool for the upgrade of a stable system."),
+    ("It is not the persistent message history and is lost on restart.",
+     "It is stored in the persistent message history."),
+])
+def test_a_claim_in_other_words_takes_the_denial_of_what_it_restates(passage: str, claim: str) -> None:
+    assert check(passage, claim).verdict == CONTRADICTED
+
+
+def test_with_no_and_a_drop_deny_nothing() -> None:
+    assert check("Consent Received: February 10, 2025 Notes: Consent granted with no additional conditions.",
+                 "Consent was received on February 10, 2025, with no additional conditions.").verdict == SUPPORTED
+    assert check("When the count of open tasks drops to zero, the wait ends.",
+                 "The wait ends once the count of open tasks drops to zero.").verdict == SUPPORTED
+
+
+def test_a_denial_after_a_dash_is_its_own_statement() -> None:
+    assert check("License compliance verified - no copyleft issues identified.",
+                 "License compliance was verified and no copyleft issues were identified.").verdict == SUPPORTED
+
+
+def test_a_claim_is_checked_statement_by_statement_across_its_semicolon() -> None:
+    passage = ('For normal archives without "Pinned: yes", the default priority is 500, while for archives '
+               'with "Pinned: yes", the default priority is 1.')
+    assert check(passage, 'It is 1; archives without "Pinned: yes" default to 500.',
+                 'What is the default priority of a pinned archive?').verdict == SUPPORTED
+    assert check(passage, 'Archives with "Pinned: yes" get a default priority of 500.').verdict == CONTRADICTED
+
+
+# Every finding says in plain words what is wrong.
+
+@pytest.mark.parametrize("passage, claim, kind, words", [
+    (PORTS, "The backup server listens on 8443.", "binding", "the passage says primary, not backup"),
+    (APPROVERS, "Bob approves travel requests.", "binding", "the passage says Alice, not Bob"),
+    ("The archive holds 28 files.", "The archive holds 30 files.", "fact", "the passage does not give 30"),
+    ("The archive holds twelve files.", "The archive holds five files.", "number",
+     "the passage says twelve, not five"),
+    ("The archive keeps files.", "The archive keeps files for five years.", "fact", "the passage does not give five"),
+    ("The service restarts nightly.", "The service restarts nightly after a kernel upgrade and firmware audit.",
+     "added", "the passage does not say"),
+    ("The file is not executable.", "The file is executable.", "polarity", "the passage says the opposite"),
+    ("The feature is enabled.", "The feature is disabled.", "opposite", "the passage says \"enabl\", not \"disabl\""),
+    ("Files may be compressed.", "Files must be compressed.", "modality", "the passage says \"may\", not \"must\""),
+    ("Files may be compressed.", "Files are compressed.", "modality", "the passage says \"may\", not \"it as a fact\""),
+    ("Most modules support compression.", "All modules support compression.", "scope",
+     "the passage does not say \"all\" (it says \"most\")"),
+    ("Retries must wait at least five seconds.", "Retries must wait at most five seconds.", "comparator",
+     "the passage says at least 5, not at most 5"),
+    ("Leave is approved only if the manager signs the form.", "Leave is approved.", "condition",
+     "the passage says this only if"),
+])
+def test_each_finding_kind_speaks_plainly(passage: str, claim: str, kind: str, words: str) -> None:
+    s = check(passage, claim)
+    assert kind in kinds(s), s.findings
+    assert any(words in m for m in s.messages()), s.messages()
+
+
+def test_a_reply_against_the_source_says_what_the_source_answers() -> None:
+    s = check("Parental leave may be split into no more than 3 separate blocks.",
+              "Yes, parental leave may be split into no more than 3 separate blocks.",
+              "Can parental leave be split into more than three blocks?")
+    assert any(m.startswith("the passage answers no, not yes") for m in s.messages())
+
+
+def test_a_citation_of_no_source_is_unsupported() -> None:
+    result = verify("The archive holds 28 files [4].", [Source(1, "The archive holds 28 files.")])
+    assert result.sentences[0].verdict == UNSUPPORTED
+    assert result.sentences[0].messages() == ["it cites sources that do not exist: [4]"]
