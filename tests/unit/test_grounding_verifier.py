@@ -99,6 +99,12 @@ def test_a_restated_negation_is_supported(passage: str, claim: str, question: st
     assert check(passage, claim, question).verdict == SUPPORTED
 
 
+def test_a_verb_that_denies_by_itself_restates_a_negation() -> None:
+    passage = "The slim image does not include the compiler."
+    assert check(passage, "The slim image omits the compiler.").verdict == SUPPORTED
+    assert check(passage, "The slim image ships the compiler.").verdict == CONTRADICTED
+
+
 def test_two_sentences_combined_are_supported() -> None:
     passage = ("Format version 4 was added in release 3.4. It adds support for very large files. "
                "It is the default format starting with release 3.8.")
