@@ -32,8 +32,10 @@ def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: froze
     out: list[Finding] = []
     held = {w.key for w in claim.words if holds(unit, w)}
     light = claim.head in LIGHT_KEYS
-    if (claim.head not in held and not light) or (light and unit.head not in LIGHT_KEYS and unit.predicate
-                                                   and unit.head not in claim.all_keys):
+    aside = not same_meaning(claim.head, unit.head) and any(
+        w.aside and same_meaning(w.key, claim.head) for w in unit.words)  # "do not try to install ... using X"
+    if (claim.head not in held and not light) or aside or (
+            light and unit.head not in LIGHT_KEYS and unit.predicate and unit.head not in claim.all_keys):
         # Its verb is not this clause's ("The gasket is part MG-311" from "The gasket (part MG-311)
         # should be replaced"): how the clause asserts its own verb says nothing of the claim —
         # unless the claim restates all the clause says: then the clause's denial holds ("there is

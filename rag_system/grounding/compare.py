@@ -29,8 +29,10 @@ from rag_system.grounding.roots import opposites, same_meaning, synonyms
 from rag_system.grounding.swaps import sides, swaps, turned
 from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
 
-#: Words by which a text names its writer, whose name a signature may give after it.
+#: Words by which a text names its writer, whose name a signature may give after it ...
 FIRST_PERSON = frozenset("i we me us my our".split())
+#: ... and by which a claim names the writer of its source ("the author reinstalls once a year").
+WRITER = frozenset("author writer".split())
 #: What a clause that holds the claim's predicate gains: "Format 4 is the default" restates "It is the
 #: default format", not "Format version 4 was added", which names more of its subject.
 HEAD_BONUS = 0.0
@@ -112,6 +114,8 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
             continue
         lenders = [u for u in units if u.source == unit.source and u.ident != unit.ident and holds(u, word)]
         in_context = word.key in context or bool(synonyms(word.key) & context)
+        if word.key in WRITER and FIRST_PERSON & unit.all_keys:
+            continue  # "the author protects ..." restates "I protect ..."
         if not lenders and not in_context:
             rival = _rival(word, own, keys) if word.pos == "NUM" or (
                 word.role == "party" and kind_of(word) == "NAME") else None

@@ -34,7 +34,7 @@ _REFERENCE = re.compile(r"\b[A-Z][a-z]+\s+(?:\d+(?:\.\d+)*|[A-Z])$")
 #: often takes the second for a complement of the first).
 _CLAUSE_BREAK = re.compile(r";\s+(?=\S)")
 #: A numbered item or section inside a line ("... reviewed 4.2 3 contracts ...", "... 5. REGULATORY").
-_ITEM = re.compile(r"(?<=\s)(\d{1,2})\.(\d{1,2})?\s+(?=[A-Z0-9$\"“(])")
+_ITEM = re.compile(r"(?:(?<=\s)|^)(\d{1,2})\.(\d{1,2})?\s+(?=[A-Z0-9$\"“(])")
 
 
 def plain(text: str) -> str:

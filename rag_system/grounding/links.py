@@ -53,8 +53,10 @@ def link_findings(alignments: Sequence[Alignment], units: Sequence[Unit]) -> lis
 def _link(linked: Alignment, other: Alignment, mark: str, units: Sequence[Unit]) -> Finding | None:
     """`linked` is the claim clause with the link word, `other` the clause it links to."""
     a, b = linked.unit, other.unit
-    if a is None or b is None or a.source != b.source or a.ident == b.ident:
+    if a is None or b is None or a.source != b.source:
         return None
+    if a.ident == b.ident:  # both facts from one clause: the link is the claim's unless it says why
+        return _reason(linked, other, mark, a, b, units)
     if abs(a.sentence - b.sentence) > 1:
         attached = a if a.attached is not None and _own_link(a) else b if b.attached is not None and _own_link(b) \
             else None
@@ -65,6 +67,10 @@ def _link(linked: Alignment, other: Alignment, mark: str, units: Sequence[Unit])
         return Finding("binding", UNSUPPORTED,
                        f"the passage does not link \"{short(linked.claim.text)}\" to "
                        f"\"{short(other.claim.text)}\": it says them in separate places")
+    return _reason(linked, other, mark, a, b, units)
+
+
+def _reason(linked: Alignment, other: Alignment, mark: str, a: Unit, b: Unit, units: Sequence[Unit]) -> Finding | None:
     if mark in REASONS and not _causal(a, b, units):
         return Finding("added", UNSUPPORTED,
                        f"the passage does not give a reason: \"{short(linked.claim.text)}\" "

@@ -44,6 +44,7 @@ class Word:
     attach: str = ""  # key of the word it is said of ("archive" for "latest", "approv" for "director")
     phrase: str = ""  # a modifier's noun ("format" for "pickle" in "the pickle serialization format")
     side: str = ""  # the preposition that places it ("from"/"to" an archive, "than" the other)
+    aside: bool = False  # not the clause's predicate: said by the way ("try to install ... using X", "overlapped files")
 
 
 @dataclass(frozen=True)
@@ -250,13 +251,26 @@ def _all_keys(tokens: list[Any]) -> frozenset[str]:
 def _word(token: Any, head: Any, inherited: bool = False) -> Word:
     return Word(token.text, key(token), "NUM" if number_key(token) else pos(token),
                 inherited or _critical(token, head), inherited=inherited, role=_role(token), index=token.i,
-                attach=_governor(token), phrase=_phrase(token), side=_side(token, head))
+                attach=_governor(token), phrase=_phrase(token), side=_side(token, head),
+                aside=token.i not in _predicate_chain(head))
 
 
 #: Modifiers of a noun: what makes "the marshal format" another format than "the pickle format".
 NOUN_MODIFIERS = frozenset({"amod", "compound", "poss", "nmod"})
 #: Prepositions that place a thing on one side of a relation ("from" / "to" an archive, "than").
 SIDES = frozenset({"from", "to", "into", "than", "before", "after"})
+
+
+def _predicate_chain(head: Any) -> set[int]:
+    """The tokens that make up what a clause says of its subject: its head and the verbs and
+    complements chained to it ("is not guaranteed to be portable")."""
+    out, todo = {head.i}, [head]
+    while todo:
+        for c in todo.pop().children:
+            if c.dep_ in ("xcomp", "acomp", "attr", "oprd") and c.i not in out:
+                out.add(c.i)
+                todo.append(c)
+    return out
 
 
 def _phrase(token: Any) -> str:
@@ -272,15 +286,18 @@ def _side(token: Any, head: Any) -> str:
     """The nearest preposition above `token` that places it on one side of a relation."""
     t = token
     while t.i != head.i and t.head.i != t.i:
-        if t.dep_ == "prep" and t.lower_ in SIDES and not (t.lower_ == "than" and _quantity(t)):
+        if t.dep_ == "prep" and t.lower_ in SIDES and not (t.lower_ == "than" and _other_than(t)):
             return t.lower_
         t = t.head
     return ""
 
 
-def _quantity(than: Any) -> bool:
-    """"longer than 10 consecutive working days" compares a quantity, not two things."""
-    return any((c.like_num or c.tag_ == "CD") and c.lower_ != "one" for o in than.children for c in o.subtree)
+def _other_than(than: Any) -> bool:
+    """"longer than 10 consecutive working days" compares a quantity, "any purpose other than
+    debugging" excepts: neither compares two things."""
+    before = than.doc[than.i - 1].lower_ if than.i > 0 else ""
+    return before in ("other", "rather") or any(
+        (c.like_num or c.tag_ == "CD") and c.lower_ != "one" for o in than.children for c in o.subtree)
 
 
 def _governor(token: Any) -> str:

@@ -273,6 +273,38 @@ def test_a_claim_is_checked_statement_by_statement_across_its_semicolon() -> Non
     assert check(passage, 'Archives with "Pinned: yes" get a default priority of 500.').verdict == CONTRADICTED
 
 
+def test_the_author_is_the_writer_of_a_first_person_passage() -> None:
+    passage = "For a small office server running the stable release, I back up only the mail spool."
+    assert check(passage, "For a small office server running the stable release, the author backs up only the "
+                          "mail spool.").verdict == SUPPORTED
+
+
+def test_a_reason_inside_one_clause_needs_the_passage_to_give_it() -> None:
+    passage = "When two threads call the function at once, they may receive the same value."
+    assert check(passage, "Two threads calling the function at once may receive the same value, which is why "
+                          "the function is slow.").verdict == UNSUPPORTED
+
+
+def test_other_than_excepts_and_does_not_compare() -> None:
+    assert check("Avoid using the debug hooks for any purpose other than debugging.",
+                 "The debug hooks should only be used for debugging.").verdict == SUPPORTED
+
+
+def test_a_denial_of_the_main_verb_does_not_deny_what_is_said_by_the_way() -> None:
+    passage = "Package managers do not even try to install packages with overlapped files using dependencies."
+    assert check(passage, "Package managers do not try to install packages whose files overlap.").verdict == SUPPORTED
+    assert check("The legacy format is not guaranteed to be portable across versions.",
+                 "No, the legacy format is not portable across versions.",
+                 "Is the legacy format portable across versions?").verdict == SUPPORTED
+
+
+def test_items_numbered_from_the_start_of_a_passage_are_cut() -> None:
+    passage = ("2.1 Earnout (MEDIUM) - Mitigation: third-party arbitration clause 2.2 Integration Costs (MEDIUM) - "
+               "Estimated integration costs: $4.2M over 18 months")
+    assert check(passage, "The integration cost risk is mitigated by a third-party arbitration clause."
+                 ).verdict != SUPPORTED
+
+
 # Every finding says in plain words what is wrong.
 
 @pytest.mark.parametrize("passage, claim, kind, words", [
