@@ -13,6 +13,7 @@ import pytest
 
 from rag_system.grounding.findings import CONTRADICTED, SUPPORTED, UNSUPPORTED, SentenceCheck
 from rag_system.grounding.layout import fields
+from rag_system.grounding.roots import root
 from rag_system.grounding.verifier import Source, verify
 
 
@@ -274,9 +275,11 @@ def test_a_claim_is_checked_statement_by_statement_across_its_semicolon() -> Non
 
 
 def test_the_author_is_the_writer_of_a_first_person_passage() -> None:
-    passage = "For a small office server running the stable release, I back up only the mail spool."
-    assert check(passage, "For a small office server running the stable release, the author backs up only the "
-                          "mail spool.").verdict == SUPPORTED
+    passage = "For a small office server running the stable release, I deliberately back up only the mail spool."
+    assert check(passage, "For a small office server running the stable release, the author purposely backs up "
+                          "only the mail spool.").verdict == SUPPORTED
+    assert root("running") == root("run") and root("committed") == root("commit")
+    assert root("installing") == root("install") and root("receive") == root("received")
 
 
 def test_a_reason_inside_one_clause_needs_the_passage_to_give_it() -> None:
@@ -286,8 +289,9 @@ def test_a_reason_inside_one_clause_needs_the_passage_to_give_it() -> None:
 
 
 def test_other_than_excepts_and_does_not_compare() -> None:
-    assert check("Avoid using the debug hooks for any purpose other than debugging.",
-                 "The debug hooks should only be used for debugging.").verdict == SUPPORTED
+    s = check("Avoid using get_referrers() for any purpose other than debugging.",
+              "get_referrers() should only be used for debugging, since its objects may be invalid.")
+    assert not any("round" in m for m in s.messages()), s.messages()
 
 
 def test_a_denial_of_the_main_verb_does_not_deny_what_is_said_by_the_way() -> None:
