@@ -125,18 +125,31 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
             else:
                 added.append(word)
             continue
-        rival = _rival(word, own, keys) or _label_rival(word, label, keys) or \
+        subject = in_context and word.role == "party" and kind_of(word) == "NAME" and not word.phrase  # "The Memo said"
+        rival = None if subject else _rival(word, own, keys) or _label_rival(word, label, keys) or \
             (None if in_context else _verb_rival(word, claim, unit, said))
         lender = min(lenders, key=lambda u: (abs(u.sentence - unit.sentence), abs(u.ident - unit.ident))) \
             if lenders else None
         if rival is not None:
             out.append(_misbound(word, rival, lender, unit))
         elif lender is not None and not in_context and not any(
-                _may_lend(word, other, unit, antecedent, units) for other in lenders):
+                _may_lend(word, other, unit, antecedent, units) or _carried(word, claim, other, unit)
+                for other in lenders):
             out.append(_misbound(word, None, lender, unit))
     if added:
         out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
     return out
+
+
+def _carried(word: Word, claim: Unit, lender: Unit, unit: Unit) -> bool:
+    """A number taken with the thing it counts: the lender, a nearby item or field of the same
+    record, holds the noun the claim binds the number to ("the 5 senior engineers" from "- 5 senior
+    engineers critical to product development"; "working capital ($220,000)" from "Working Capital
+    Adjustment: ($220,000)"). A number said of a verb is not carried: the lender's verb is said of
+    its own subject ("account for 28% of revenue")."""
+    if word.pos != "NUM" or lender.sentence > unit.sentence + 3 or unit.sentence > lender.sentence + 3:
+        return False
+    return any(w.key == word.attach and w.pos in ("NOUN", "PROPN") and holds(lender, w) for w in claim.words)
 
 
 def _verb_rival(word: Word, claim: Unit, unit: Unit, said: frozenset[str]) -> Word | None:

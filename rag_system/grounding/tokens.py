@@ -8,6 +8,7 @@ are.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from common.lexicon import STOP_WORDS
@@ -35,6 +36,10 @@ def pos(token: Any) -> str:
     return str(token.pos_)
 
 
+#: A number with its scale in one token: "1.8M", "$45m", "2bn".
+_SCALED = re.compile(r"^[$€£]?(\d[\d,]*(?:\.\d+)?)(m|bn)$", re.IGNORECASE)
+
+
 def number_key(token: Any) -> str | None:
     """A number as digits ("ten" -> "10", "$45,000,000" -> "45000000", "45 million" -> "45000000").
     A number word counts when it is used as one: "one that includes it", "once the count ..." and
@@ -45,6 +50,9 @@ def number_key(token: Any) -> str | None:
         if token.tag_ != "CD" or token.lower_ == "one" and token.dep_ != "nummod":
             return None
     key = root(token.text)
+    scaled = _SCALED.match(token.text.rstrip("."))
+    if scaled:  # "$1.8M" read as one token (before a full stop)
+        return str(int(float(scaled.group(1).replace(",", "")) * SCALES[scaled.group(2).lower()]))
     nxt = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
     if nxt is not None and nxt.lower_ in SCALES:
         try:

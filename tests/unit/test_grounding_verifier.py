@@ -309,6 +309,22 @@ def test_items_numbered_from_the_start_of_a_passage_are_cut() -> None:
                  ).verdict != SUPPORTED
 
 
+def test_numbers_taken_with_what_they_count_from_items_of_one_record() -> None:
+    record = ("1.2 Key Staff Retention (HIGH) - 4 senior designers critical to the roadmap - Mitigation: Retention "
+              "packages per Schedule 3 - Estimated cost: $1.8M in retention bonuses")
+    assert check(record, "Retention bonuses for the 4 senior designers were estimated to cost $1.8M.").verdict == SUPPORTED
+    items = ("4.1 12 supplier contracts reviewed 4.2 2 contracts contain exclusivity clauses "
+             "4.3 Largest supplier accounts for 40% of spend")
+    assert check(items, "The 2 contracts with exclusivity clauses account for 40% of spend.").verdict != SUPPORTED
+
+
+def test_the_document_may_be_named_as_the_one_that_says_it() -> None:
+    memo = Source(1, "Additional identified debt: $175,000 (capital lease obligations)", "Financial Adjustments Memo")
+    result = verify("The Financial Adjustments Memo identified an additional $175,000 of capital lease "
+                    "obligations [1].", [memo])
+    assert result.supported, result.sentences[0].messages()
+
+
 # Every finding says in plain words what is wrong.
 
 @pytest.mark.parametrize("passage, claim, kind, words", [
