@@ -80,7 +80,7 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     # does include the option": each relative clause has the other's words).
     tied = [s[3] for s in scored if s[0] >= scored[0][0] - TIE]
     readings = [_read(claim, unit, units, context, asked, sentence_keys) for unit in tied]
-    return min(readings, key=lambda a: (len(a.findings), not _speaks_of(claim, a.unit), tied.index(a.unit)))
+    return min(readings, key=lambda a: (not _speaks_of(claim, a.unit), len(a.findings), tied.index(a.unit)))
 
 
 def _speaks_of(claim: Unit, unit: Unit | None) -> bool:

@@ -23,7 +23,7 @@ from rag_system.grounding.roots import root, same_meaning, synonyms
 from rag_system.grounding.stance import chain, comparators, modality, negated, privative, universal
 from rag_system.grounding.tokens import (
     LIGHT, OBJECT_DEPS, PRONOUNS, SUBJECT_DEPS, is_content, key, number_key, pos)
-from rag_system.grounding.words import CONDITIONS, EXCLUSIVE, LINKS, PARTIAL
+from rag_system.grounding.words import CONDITIONS, EXCLUSIVE, FRAMING, LINKS, PARTIAL
 
 MAIN, COORDINATE, SUBORDINATE, RELATIVE, LABEL = "main", "coordinate", "subordinate", "relative", "label"
 #: Keys of the light verbs, as lemmas and as written.
@@ -263,11 +263,11 @@ SIDES = frozenset({"from", "to", "into", "than", "before", "after"})
 
 def _predicate_chain(head: Any) -> set[int]:
     """The tokens that make up what a clause says of its subject: its head and the verbs and
-    complements chained to it ("is not guaranteed to be portable")."""
+    complements chained to it ("is not guaranteed to be portable", "are valid, enforceable, and free")."""
     out, todo = {head.i}, [head]
     while todo:
         for c in todo.pop().children:
-            if c.dep_ in ("xcomp", "acomp", "attr", "oprd") and c.i not in out:
+            if c.dep_ in ("xcomp", "acomp", "attr", "oprd", "conj") and c.i not in out:
                 out.add(c.i)
                 todo.append(c)
     return out
@@ -321,6 +321,10 @@ def _predicate(head: Any) -> str:
         for c in head.children:
             if c.dep_ in ("acomp", "attr") and is_content(c):
                 return key(c)
+    if head.lemma_.lower() in FRAMING:  # "The certification concluded that the patents are free of liens"
+        for c in head.children:
+            if c.dep_ == "ccomp":
+                return _predicate(c)
     return key(head)
 
 

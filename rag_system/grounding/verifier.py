@@ -188,7 +188,8 @@ def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Fi
     "$45,000,000"). A name any source holds counts as said, and so does one the question names: it
     is what the passages were found for, not a fact the answer adds; so does a name the sources
     spell out ("GIL" where they write "Global Interpreter Lock"). A capitalised first word is not a
-    name ("Since Python 3.1, ...")."""
+    name ("Since Python 3.1, ..."), unless a name goes on after it or it owns what follows ("Baker &
+    Partners LLP expressed ...", "Hooli's consent ...")."""
     if not numbered or not strip(raw).strip():
         return []
     texts = [""] * max(numbered)
@@ -201,11 +202,15 @@ def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Fi
     spelled = initialisms(" ".join(texts))
     missing = list(dict.fromkeys(
         f["text"] for r in reports for f in r["facts"] if not f["found"] and not (
-            f["kind"] == "name" and (f["start"] == first or f["text"].lower() in asked
+            f["kind"] == "name" and (f["start"] == first and not _NAMED.match(line, f["end"]) or f["text"].lower() in asked
                                      or f["text"].replace(".", "") in spelled))))
     if not missing:
         return []
     return [Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(missing)}")]
+
+
+#: After a capitalised first word: what makes it a name ("Baker & Partners", "Hooli's consent").
+_NAMED = re.compile(r"\s*&|['’]s\b")
 
 
 def _merge_facts(findings: list[Finding]) -> list[Finding]:

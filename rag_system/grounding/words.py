@@ -172,5 +172,5 @@ FRAMING = frozenset("""
 accord document passage source text section state say mention specify note indicate describe
 explain provide confirm report also however therefore thus addition additionally furthermore moreover overall
 generally basically actually simply specifically particular particularly example instance
-follow following answer question yes no per
+follow following answer question yes no per conclude certify attest affirm declare
 """.split())

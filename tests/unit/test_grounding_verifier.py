@@ -325,6 +325,24 @@ def test_the_document_may_be_named_as_the_one_that_says_it() -> None:
     assert result.supported, result.sentences[0].messages()
 
 
+def test_what_a_report_concludes_is_what_is_checked() -> None:
+    passage = "The audit covered 12 accounts. All accounts are valid, reconciled, and free of errors."
+    assert check(passage, "The audit concluded that the accounts are free of errors.").verdict == SUPPORTED
+    assert check(passage, "The audit concluded that the accounts are not free of errors.").verdict == CONTRADICTED
+
+
+def test_of_two_clauses_naming_the_same_things_the_one_with_the_claims_verb_is_read() -> None:
+    passage = "Parental leave is 18 weeks per child. It must be taken before the child's third birthday."
+    assert check(passage, "Parental leave must not be taken before the child's third birthday.").verdict == CONTRADICTED
+    assert check(passage, "Parental leave must be taken before the child's third birthday.").verdict == SUPPORTED
+
+
+def test_a_name_that_opens_a_sentence_is_still_a_name() -> None:
+    passage = "We express no opinion on tax matters. Very truly yours, Wilson & Partners LLP"
+    assert check(passage, "Baker & Partners LLP expressed no opinion on tax matters.").verdict == UNSUPPORTED
+    assert check(passage, "Wilson & Partners LLP expressed no opinion on tax matters.").verdict == SUPPORTED
+
+
 # Every finding says in plain words what is wrong.
 
 @pytest.mark.parametrize("passage, claim, kind, words", [
