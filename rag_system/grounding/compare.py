@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from rag_system.grounding.asserts import stance_findings
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
-from rag_system.grounding.roots import opposites, same_meaning, synonyms
+from rag_system.grounding.roots import abbreviates, opposites, same_meaning, synonyms
 from rag_system.grounding.swaps import sides, swaps, turned
 from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
 
@@ -265,8 +265,9 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
     if kind is None or not word.attach:
         return None
     for w in own:
-        if w.key in keys or any(same_meaning(w.key, k) for k in keys):
-            continue
+        if w.key in keys or any(same_meaning(w.key, k) for k in keys) or \
+                abbreviates(w.text, word.text) or abbreviates(word.text, w.text):
+            continue  # "ACK" for "acknowledgment" is the same word
         if word.phrase and w.phrase and same_meaning(word.phrase, w.phrase) and kind != "NUM" and \
                 kind_of(w) in ("NAME", "QUALITY") and any(same_meaning(w.phrase, k) for k in keys):
             return w  # another qualifier of the same noun: "the marshal format" for "the pickle format"

@@ -68,6 +68,13 @@ def same_meaning(a: str, b: str) -> bool:
     return a == b or b in _synonym_groups().get(a, frozenset())
 
 
+def abbreviates(short: str, long: str) -> bool:
+    """`short` is a clipped form of `long`, as written ("ACK" of "acknowledgment", "config" of
+    "configuration"): at least three letters, the first ones of the longer word."""
+    s, lo = short.lower(), long.lower()
+    return 3 <= len(s) < len(lo) and s.isalpha() and lo.startswith(s)
+
+
 def synonyms(key: str) -> frozenset[str]:
     """The roots that say what `key` says, itself included."""
     return _synonym_groups().get(key, frozenset()) | {key}

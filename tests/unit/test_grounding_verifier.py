@@ -343,6 +343,12 @@ def test_a_name_that_opens_a_sentence_is_still_a_name() -> None:
     assert check(passage, "Wilson & Partners LLP expressed no opinion on tax matters.").verdict == SUPPORTED
 
 
+def test_a_clipped_word_is_the_word_it_clips() -> None:
+    passage = ("ack_delay_exponent (0x0a): The acknowledgment delay exponent is an integer value indicating an "
+               "exponent used to decode the ACK Delay field in the ACK frame.")
+    assert check(passage, "The acknowledgment delay exponent (ack_delay_exponent) decodes it.").verdict == SUPPORTED
+
+
 # Every finding says in plain words what is wrong.
 
 @pytest.mark.parametrize("passage, claim, kind, words", [
