@@ -1,21 +1,21 @@
 """One claim clause against the clauses of its sources: is every word bound as the source binds it?
 
 The claim clause is aligned to the source clause that holds most of its words (names, numbers and
-the heads of its subject, verb and object counting double). Then:
+the heads of its subject, verb and object counting double); of clauses that tie, the one that says
+the claim's predicate is read first, then the one with fewer findings. Then:
 
-* a word the clause lacks may be taken from elsewhere in the passage — a heading or field next to
-  it, the sentences a pronoun refers back to, the document's name — unless the clause has a word
-  of its own in that place which the claim leaves out: the claim then put the borrowed word where
-  the source has another ("Bob" for the clause's "Alice", 8443 for 9443, "stable" for the
-  "latest" archive, "Employees" for the director who approves). A clause coordinated with the
-  aligned one and with a subject of its own lends nothing ("the backup on 9443");
-* two words of the claim bound to each other, where the passage binds one of them far more
-  closely to another word the claim binds elsewhere, are swapped ("StartupXYZ is the Buyer" where
-  the passage writes "TechCorp ("Buyer") and StartupXYZ ("Seller")");
-* a word no clause holds is added, not said (nouns weigh more than verbs and adjectives);
-* polarity, opposite words, modality ("may" is not "must"), scope ("all", "only", "always" need
-  their source's), comparators ("at least 3" is not "up to 3"), and a condition the source puts on
-  the clause and the claim drops — read from the clause that holds the claim's verb.
+* a word the clause lacks may be taken from elsewhere in the passage — a heading or field before
+  it, the sentence a pronoun refers back to, a clause its own depends on, the document's name, a
+  nearby item of the same record for a number taken with the thing it counts — unless the clause
+  has a word of its own in that place which the claim leaves out: the claim then put the borrowed
+  word where the source has another ("Bob" for the clause's "Alice", 8443 for 9443, "stable" for
+  the "latest" archive, "pickle" for the "marshal" format, "logs" for the verb "requires",
+  "Employees" for the director who approves). A clause coordinated with the aligned one and with a
+  subject of its own lends nothing ("the backup on 9443"), nor does the heading of a later record;
+* a word no clause holds is added, not said (nouns weigh more than verbs and adjectives), unless
+  the clause has its own word in its place (a subject, a number: then it is a swap);
+* names exchanged and things put on the other side of a relation are found by `swaps.py`; how the
+  clause asserts (polarity, modality, scope, comparators, conditions) by `asserts.py`.
 """
 
 from __future__ import annotations

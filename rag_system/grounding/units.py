@@ -44,7 +44,7 @@ class Word:
     attach: str = ""  # key of the word it is said of ("archive" for "latest", "approv" for "director")
     phrase: str = ""  # a modifier's noun ("format" for "pickle" in "the pickle serialization format")
     side: str = ""  # the preposition that places it ("from"/"to" an archive, "than" the other)
-    aside: bool = False  # not the clause's predicate: said by the way ("try to install ... using X", "overlapped files")
+    aside: bool = False  # not the clause's predicate, said by the way ("try to install ... using X")
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,8 @@ def _sentence_units(sentence: Any, source: int, number: int, first: int) -> list
 def _partial(tokens: list[Any]) -> frozenset[str]:
     """The clause's words of partial scope; "default" only as "by default" ("the default protocol"
     names a thing)."""
-    return frozenset(t.lower_ for t in tokens if t.lower_ in PARTIAL and (t.lower_ != "default" or t.head.lower_ == "by"))
+    return frozenset(t.lower_ for t in tokens
+                     if t.lower_ in PARTIAL and (t.lower_ != "default" or t.head.lower_ == "by"))
 
 
 def _broken(doc: Any, a: int, b: int) -> bool:

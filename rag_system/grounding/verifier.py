@@ -202,7 +202,8 @@ def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Fi
     spelled = initialisms(" ".join(texts))
     missing = list(dict.fromkeys(
         f["text"] for r in reports for f in r["facts"] if not f["found"] and not (
-            f["kind"] == "name" and (f["start"] == first and not _NAMED.match(line, f["end"]) or f["text"].lower() in asked
+            f["kind"] == "name" and (f["start"] == first and not _NAMED.match(line, f["end"])
+                                     or f["text"].lower() in asked
                                      or f["text"].replace(".", "") in spelled))))
     if not missing:
         return []

@@ -199,7 +199,8 @@ def test_a_verb_from_another_clause_is_contradicted() -> None:
 
 
 def test_a_subject_no_passage_names_is_contradicted_where_the_clause_has_its_own() -> None:
-    s = check("The scheduler removes stale locks after every run.", "The supervisor removes stale locks after every run.")
+    s = check("The scheduler removes stale locks after every run.",
+              "The supervisor removes stale locks after every run.")
     assert s.verdict == CONTRADICTED
     assert any("scheduler, not supervisor" in m for m in s.messages())
 
@@ -312,7 +313,8 @@ def test_items_numbered_from_the_start_of_a_passage_are_cut() -> None:
 def test_numbers_taken_with_what_they_count_from_items_of_one_record() -> None:
     record = ("1.2 Key Staff Retention (HIGH) - 4 senior designers critical to the roadmap - Mitigation: Retention "
               "packages per Schedule 3 - Estimated cost: $1.8M in retention bonuses")
-    assert check(record, "Retention bonuses for the 4 senior designers were estimated to cost $1.8M.").verdict == SUPPORTED
+    claim = "Retention bonuses for the 4 senior designers were estimated to cost $1.8M."
+    assert check(record, claim).verdict == SUPPORTED
     items = ("4.1 12 supplier contracts reviewed 4.2 2 contracts contain exclusivity clauses "
              "4.3 Largest supplier accounts for 40% of spend")
     assert check(items, "The 2 contracts with exclusivity clauses account for 40% of spend.").verdict != SUPPORTED
