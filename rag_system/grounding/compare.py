@@ -20,6 +20,7 @@ the claim's predicate is read first, then the one with fewer findings. Then:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -222,8 +223,8 @@ def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None, uni
     distance = abs(lender.sentence - unit.sentence)
     if antecedent is not None and lender.ident == antecedent.ident:
         return True
-    if lender.sentence > unit.sentence and _heading(lender) and not FIRST_PERSON & unit.all_keys:
-        return False  # the heading of a later record says nothing of this one ("we" is the signatory)
+    if _other_record(lender, unit, units) and not FIRST_PERSON & unit.all_keys:
+        return False  # another record's heading or entries say nothing of this one ("we" is the signatory)
     if unit.pronoun and lender.sentence == unit.sentence:
         return True
     if lender.text.rstrip().endswith(":") and lender.sentence <= unit.sentence:
@@ -234,6 +235,23 @@ def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None, uni
     return not (distance == 0 and lender.predicate and lender.kind != LABEL and (
         (lender.kind == COORDINATE and lender.attached == unit.ident and lender.subject) or
         (unit.kind == COORDINATE and unit.attached == lender.ident and unit.subject)))
+
+
+def _other_record(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
+    """A heading stands between the two ("2.2 Integration Costs" between the mitigation of 2.1 and
+    the integration costs of 2.2), or the lender is the heading of a later record."""
+    low, high = sorted((lender.sentence, unit.sentence))
+    return any(u.source == unit.source and _numbered(u) and low < u.sentence <= high and u.ident != lender.ident
+               for u in units) or (lender.sentence > unit.sentence and _heading(lender))
+
+
+#: A numbered heading: "2.2 Integration Costs (MEDIUM)", "2.", "E11:".
+_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?(?:\s|$)|[A-Z]+\d+:$)")
+
+
+def _numbered(unit: Unit) -> bool:
+    """A heading that starts a record of a list: its own number, or a code and a colon."""
+    return unit.kind == LABEL and bool(_NUMBERED.match(unit.text.strip()))
 
 
 def _joined(a: Unit, b: Unit, units: Sequence[Unit]) -> bool:

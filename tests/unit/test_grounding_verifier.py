@@ -190,6 +190,13 @@ def test_the_heading_of_a_later_record_lends_nothing_to_an_earlier_one() -> None
     assert check(records, "Contoso Ltd's consent was received on March 9, 2025.").verdict == SUPPORTED
 
 
+def test_entries_of_another_numbered_record_lend_nothing() -> None:
+    risks = ("2.1 Vendor Lock-in (MEDIUM) - Risk: Price increases at renewal - Mitigation: two-year price cap clause "
+             "2.2 Migration Costs (MEDIUM) - Estimated migration costs: $1.1M over 9 months")
+    assert check(risks, "The migration cost risk is mitigated by a two-year price cap clause.").verdict != SUPPORTED
+    assert check(risks, "The vendor lock-in risk is mitigated by a two-year price cap clause.").verdict == SUPPORTED
+
+
 def test_a_verb_from_another_clause_is_contradicted() -> None:
     passage = ("The agent is a program designed to let an operator run jobs and record job output. "
                "The agent requires only the operator's token.")
