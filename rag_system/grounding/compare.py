@@ -128,7 +128,7 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
             continue
         subject = in_context and word.role == "party" and kind_of(word) == "NAME" and not word.phrase  # "The Memo said"
         rival = None if subject else _rival(word, own, keys) or _label_rival(word, label, keys) or \
-            (None if in_context else _verb_rival(word, claim, unit, said))
+            (None if in_context else _verb_rival(word, claim, unit, said) or _subject_rival(word, claim, unit, lenders))
         lender = min(lenders, key=lambda u: (abs(u.sentence - unit.sentence), abs(u.ident - unit.ident))) \
             if lenders else None
         if rival is not None:
@@ -140,6 +140,19 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
     if added:
         out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
     return out
+
+
+def _subject_rival(word: Word, claim: Unit, unit: Unit, lenders: list[Unit]) -> Word | None:
+    """The clause's own subject, where the claim's subject comes from a statement about something
+    else ("The initial value of the daemon flag is set through the daemon property" where the clause
+    says the *flag* can be set so, and another sentence that the initial value is inherited)."""
+    if not word.subject or word.pos not in ("NOUN", "PROPN") or any(u.sentence == unit.sentence for u in lenders):
+        return None  # a clause of the same sentence may lend it ("raises ValueError if the generation ...")
+    if any(same_meaning(u.head, claim.head) or claim.head in u.all_keys for u in lenders):
+        return None  # a lender says the claim's verb of it: the claim restates that one
+    parties = {w.key for w in claim.words if w.role == "party"}
+    return next((w for w in unit.words if w.subject and not w.inherited and w.key != word.key
+                 and w.pos in ("NOUN", "PROPN") and w.key not in parties), None)  # not turned passive
 
 
 def _carried(word: Word, claim: Unit, lender: Unit, unit: Unit) -> bool:

@@ -45,6 +45,7 @@ class Word:
     phrase: str = ""  # a modifier's noun ("format" for "pickle" in "the pickle serialization format")
     side: str = ""  # the preposition that places it ("from"/"to" an archive, "than" the other)
     aside: bool = False  # not the clause's predicate, said by the way ("try to install ... using X")
+    subject: bool = False  # the head of its clause's subject ("value" of "The initial value is inherited")
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,8 @@ def _word(token: Any, head: Any, inherited: bool = False) -> Word:
     return Word(token.text, key(token), "NUM" if number_key(token) else pos(token),
                 inherited or _critical(token, head), inherited=inherited, role=_role(token), index=token.i,
                 attach=_governor(token), phrase=_phrase(token), side=_side(token, head),
-                aside=token.i not in _predicate_chain(head))
+                aside=token.i not in _predicate_chain(head),
+                subject=token.dep_ in SUBJECT_DEPS and token.head.i == head.i)
 
 
 #: Modifiers of a noun: what makes "the marshal format" another format than "the pickle format".

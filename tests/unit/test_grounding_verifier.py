@@ -197,6 +197,16 @@ def test_entries_of_another_numbered_record_lend_nothing() -> None:
     assert check(risks, "The vendor lock-in risk is mitigated by a two-year price cap clause.").verdict == SUPPORTED
 
 
+def test_a_subject_from_a_statement_about_something_else_is_contradicted() -> None:
+    passage = ("A job can be marked as urgent. The initial priority is copied from the parent job. "
+               "The mark can be set through the urgent property or the urgent constructor argument.")
+    assert check(passage, "The initial priority of the urgent mark is set through the urgent property or the urgent "
+                          "constructor argument.").verdict == CONTRADICTED
+    assert check(passage, "The urgent mark can be set through the urgent property.").verdict == SUPPORTED
+    assert check("A ValueError is raised if the level number is invalid.",
+                 "An invalid level raises ValueError.").verdict == SUPPORTED
+
+
 def test_a_verb_from_another_clause_is_contradicted() -> None:
     passage = ("The agent is a program designed to let an operator run jobs and record job output. "
                "The agent requires only the operator's token.")
