@@ -109,7 +109,7 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
     added: list[Word] = []
     keys = claim.keys()
     own, label = _own_words(unit, units)
-    antecedent = _antecedent(unit, units)
+    antecedent = antecedent_of(unit, units)
     for word in claim.words:
         if word.key in matched:
             continue
@@ -202,7 +202,7 @@ def _heading(unit: Unit) -> bool:
     return text.endswith(":") or not text.endswith((".", "!", "?")) or text.rstrip(".").replace(".", "").isdigit()
 
 
-def _antecedent(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+def antecedent_of(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     """What a clause's pronoun refers back to: the nearest clause before it with a subject of its own
     that is not itself a pronoun ("Protocol version 4 was added ... It adds ... It is the default")."""
     if not unit.pronoun:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_system.grounding.compare import Alignment
+from rag_system.grounding.compare import Alignment, antecedent_of
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
-from rag_system.grounding.units import Unit
+from rag_system.grounding.roots import same_meaning
+from rag_system.grounding.units import Unit, Word
 from rag_system.grounding.words import CAUSAL, LINKS
 
 #: Link words of a claim that state a reason ("so" is as often a loose "and so", and is left out).
@@ -34,7 +35,7 @@ def link_findings(alignments: Sequence[Alignment], units: Sequence[Unit]) -> lis
     """Findings for the links between a claim sentence's clauses (`alignments` in clause order;
     `units`: the source clauses they were aligned among)."""
     by_ident = {a.claim.ident: a for a in alignments}
-    out: list[Finding] = []
+    out: list[Finding] = _references(alignments, by_ident, units)
     for a in alignments:
         claim = a.claim
         mark = claim.mark or claim.condition
@@ -48,6 +49,40 @@ def link_findings(alignments: Sequence[Alignment], units: Sequence[Unit]) -> lis
                 out.append(finding)
                 break
     return out
+
+
+def _references(alignments: Sequence[Alignment], by_ident: dict[int, Alignment],
+                units: Sequence[Unit]) -> list[Finding]:
+    """A clause of the claim that refers back with a pronoun to the clause it depends on ("Because
+    its primary job is ..., the pickle format is ..."), aligned to a source clause whose pronoun
+    refers to another thing of the same kind ("The marshal format ... Because its primary job ...")."""
+    out = []
+    for a in alignments:
+        claim, source = a.claim, a.unit
+        parent = by_ident.get(claim.attached) if claim.attached is not None else None
+        if not claim.pronoun or parent is None or parent.unit is None or source is None or not source.pronoun:
+            continue
+        earlier = antecedent_of(source, units)
+        if earlier is None or earlier.ident == parent.unit.ident:
+            continue
+        mine, theirs = _subject_phrase(parent.claim), _subject_phrase(earlier)
+        if not mine or not theirs or not same_meaning(mine[0].key, theirs[0].key):
+            continue
+        said = {w.key for w in mine}
+        other = [w for w in theirs[1:] if w.key not in said]
+        if other and any(w.key not in {t.key for t in theirs} for w in mine[1:]):
+            out.append(Finding("binding", CONTRADICTED,
+                               f"the passage says \"{short(source.text)}\" of the {other[0].text} {theirs[0].text}, "
+                               f"not of \"{short(parent.claim.text)}\""))
+    return out
+
+
+def _subject_phrase(unit: Unit) -> list[Word]:
+    """The head of a clause's subject, then the words that qualify it ("format", "marshal")."""
+    head = next((w for w in unit.words if w.subject and not w.inherited), None)
+    if head is None:
+        return []
+    return [head] + [w for w in unit.words if w.phrase == head.key and not w.inherited and w.key != head.key]
 
 
 def _link(linked: Alignment, other: Alignment, mark: str, units: Sequence[Unit]) -> Finding | None:

@@ -259,6 +259,16 @@ def test_a_reason_the_passage_does_not_give_is_unsupported() -> None:
     assert kept.verdict == SUPPORTED
 
 
+def test_a_pronoun_that_refers_to_another_thing_in_the_passage_is_contradicted() -> None:
+    passage = ("The legacy archive format is not guaranteed to be portable across releases. Because its main job is "
+               "to support cached files, the maintainers may change the format. The modern archive format is "
+               "guaranteed to be backwards compatible.")
+    s = check(passage, "Because its main job is to support cached files, the modern archive format is guaranteed "
+                       "to be backwards compatible.")
+    assert s.verdict == CONTRADICTED
+    assert any("legacy" in m for m in s.messages())
+
+
 # Polarity read through other words.
 
 @pytest.mark.parametrize("passage, claim", [
