@@ -29,6 +29,7 @@ from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, sh
 from rag_system.grounding.roots import abbreviates, opposites, same_meaning, synonyms
 from rag_system.grounding.swaps import sides, swaps, turned
 from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
+from rag_system.grounding.words import PLAIN_QUALIFIERS
 
 #: Words by which a text names its writer, whose name a signature may give after it ...
 FIRST_PERSON = frozenset("i we me us my our".split())
@@ -299,6 +300,8 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
         if w.key in keys or any(same_meaning(w.key, k) for k in keys) or \
                 abbreviates(w.text, word.text) or abbreviates(word.text, w.text):
             continue  # "ACK" for "acknowledgment" is the same word
+        if w.text.lower() in PLAIN_QUALIFIERS:
+            continue
         if word.phrase and w.phrase and same_meaning(word.phrase, w.phrase) and kind != "NUM" and \
                 kind_of(w) in ("NAME", "QUALITY") and any(same_meaning(w.phrase, k) for k in keys):
             return w  # another qualifier of the same noun: "the marshal format" for "the pickle format"

@@ -166,6 +166,11 @@ small,minimum,low
 large,maximum,high
 """.split())
 
+#: Qualifiers that pick one of a kind without naming another kind: "the sole advertised value" is
+#: not a rival of "the max_idle_timeout value" the way "the marshal format" is of "the pickle format".
+PLAIN_QUALIFIERS = frozenset("sole single same other own certain particular various specific given respective "
+                             "entire whole first last next previous following above below".split())
+
 #: Words that frame a sentence without saying anything about the documents' subject: a claim may
 #: add them ("According to the policy, ...", "The document states that ...").
 FRAMING = frozenset("""

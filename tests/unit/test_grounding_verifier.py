@@ -176,6 +176,13 @@ def test_another_qualifier_of_the_same_noun_is_contradicted() -> None:
     assert any("legacy" in m for m in s.messages())
 
 
+def test_a_qualifier_that_only_picks_one_is_no_rival() -> None:
+    passage = ("Each endpoint advertises a max_idle_timeout. The effective value is the minimum of the two "
+               "advertised values (or the sole advertised value, if only one endpoint advertises a non-zero value).")
+    assert check(passage, "The effective value is the smaller of the two advertised max_idle_timeout values, or the "
+                          "only one if just one endpoint advertises a non-zero value.").verdict == SUPPORTED
+
+
 def test_a_label_names_the_statements_under_it() -> None:
     codes = ("E11: Brew boiler thermistor open circuit. Replace sensor part TS-71. "
              "E23: Steam boiler overpressure. Check the relief valve at 12 bar.")
