@@ -1,45 +1,45 @@
 """One claim clause against the clauses of its sources: is every word bound as the source binds it?
 
 The claim clause is aligned to the source clause that holds most of its words (names, numbers and
-the heads of its subject, verb and object counting double). Then:
+the heads of its subject, verb and object counting double); of clauses that tie, the one that says
+the claim's predicate is read first, then the one with fewer findings. Then:
 
-* a word the clause lacks may be taken from elsewhere in the passage — a heading or field next to
-  it, the sentences a pronoun refers back to, the document's name — unless the clause has a word
-  of its own in that place which the claim leaves out: the claim then put the borrowed word where
-  the source has another ("Bob" for the clause's "Alice", 8443 for 9443, "stable" for the
-  "latest" archive, "Employees" for the director who approves). A clause coordinated with the
-  aligned one and with a subject of its own lends nothing ("the backup on 9443");
-* two words of the claim bound to each other, where the passage binds one of them far more
-  closely to another word the claim binds elsewhere, are swapped ("StartupXYZ is the Buyer" where
-  the passage writes "TechCorp ("Buyer") and StartupXYZ ("Seller")");
-* a word no clause holds is added, not said (nouns weigh more than verbs and adjectives);
-* polarity, opposite words, modality ("may" is not "must"), scope ("all", "only", "always" need
-  their source's), comparators ("at least 3" is not "up to 3"), and a condition the source puts on
-  the clause and the claim drops — read from the clause that holds the claim's verb.
+* a word the clause lacks may be taken from elsewhere in the passage — a heading or field before
+  it, the sentence a pronoun refers back to, a clause its own depends on, the document's name, a
+  nearby item of the same record for a number taken with the thing it counts — unless the clause
+  has a word of its own in that place which the claim leaves out: the claim then put the borrowed
+  word where the source has another ("Bob" for the clause's "Alice", 8443 for 9443, "stable" for
+  the "latest" archive, "pickle" for the "marshal" format, "logs" for the verb "requires",
+  "Employees" for the director who approves). A clause coordinated with the aligned one and with a
+  subject of its own lends nothing ("the backup on 9443"), nor does the heading of a later record;
+* a word no clause holds is added, not said (nouns weigh more than verbs and adjectives), unless
+  the clause has its own word in its place (a subject, a number: then it is a swap);
+* names exchanged and things put on the other side of a relation are found by `swaps.py`; how the
+  clause asserts (polarity, modality, scope, comparators, conditions) by `asserts.py`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
-from rag_system.grounding.roots import opposites, same_meaning, synonyms
-from rag_system.grounding.units import COORDINATE, LABEL, LIGHT, Unit, Word
+from rag_system.grounding.asserts import stance_findings
+from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
+from rag_system.grounding.roots import abbreviates, opposites, same_meaning, synonyms
+from rag_system.grounding.swaps import sides, swaps, turned
+from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
+from rag_system.grounding.words import PLAIN_QUALIFIERS
 
-#: Modal strength a claim may not exceed: a plain statement asserts as much as "must".
-STRENGTH = {"may": 1, "should": 2, None: 3, "must": 3, "will": 3}
-#: Universal scope words a claim needs its source to share ("each" and "any" are left out: they
-#: restate "either party" and "a request" as often as they generalise).
-CLAIMED_SCOPE = frozenset("all every always entire entirely whole completely fully invariably".split())
-LIGHT_KEYS = frozenset(LIGHT) | {"is", "are", "was", "were", "has", "had"}
-COMPARATOR_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than", "==": "exactly"}
-#: Prefixes that turn a word into its opposite ("inaccurate", "unsupported", "non-free").
-NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+#: Words by which a text names its writer, whose name a signature may give after it ...
+FIRST_PERSON = frozenset("i we me us my our".split())
+#: ... and by which a claim names the writer of its source ("the author reinstalls once a year").
+WRITER = frozenset("author writer".split())
+#: What a clause that holds the claim's predicate gains: "Format 4 is the default" restates "It is the
+#: default format", not "Format version 4 was added", which names more of its subject.
+HEAD_BONUS = 0.0
 #: Alignment scores this close to the best are read as ties.
 TIE = 0.25
-#: A word this many tree steps closer to another word than the claim's partner is bound to it instead.
-SWAP_MARGIN = 2
 
 
 @dataclass(frozen=True)
@@ -50,17 +50,13 @@ class Alignment:
     findings: tuple[Finding, ...]
 
 
-def holds(unit: Unit, word: Word) -> bool:
-    keys = unit.keys()
-    if word.key in keys or any(same_meaning(word.key, k) for k in keys):
-        return True
-    return word.key in unit.all_keys or bool(synonyms(word.key) & unit.all_keys)
-
-
 def _score(claim: Unit, unit: Unit) -> float:
     """Claim words the unit holds (names, numbers and heads double); the unit's own facts the claim
     does not state count a little against it, so the more specific of two clauses wins a tie."""
     held = sum((2.0 if w.critical else 1.0) for w in claim.words if holds(unit, w))
+    if held and claim.head not in LIGHT_KEYS and any(w.key == claim.head and holds(unit, w) for w in claim.words):
+        held += HEAD_BONUS  # what the claim says of its subject, not only the subject
+    held += 0.5 * len((claim.partial | claim.universal) & unit.all_keys)  # "by default", "only"
     keys = claim.keys()
     extra = sum(1 for w in unit.words if w.critical and not w.inherited and w.key not in keys)
     return held - 0.1 * extra if held else 0.0
@@ -79,51 +75,109 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     if not scored or scored[0][0] <= 0:
         said = [w for w in claim.words if w.pos in ("NUM", "PROPN")] or len(claim.words) > 1
         return Alignment(claim, None, frozenset(),
-                         (Finding("added", UNSUPPORTED, f"no passage says this: \"{_short(claim.text)}\""),)
+                         (Finding("added", UNSUPPORTED, f"no passage says this: \"{short(claim.text)}\""),)
                          if said else ())
     # Of clauses that hold the claim's words equally well, the one that supports it is the one it
     # restates ("an implementation which does not include a particular option ... another which
     # does include the option": each relative clause has the other's words).
     tied = [s[3] for s in scored if s[0] >= scored[0][0] - TIE]
     readings = [_read(claim, unit, units, context, asked, sentence_keys) for unit in tied]
-    return min(readings, key=lambda a: (len(a.findings), tied.index(a.unit)))
+    return min(readings, key=lambda a: (not _speaks_of(claim, a.unit), len(a.findings), tied.index(a.unit)))
+
+
+def _speaks_of(claim: Unit, unit: Unit | None) -> bool:
+    """The clause says what the claim says of its subject, or its opposite: of two clauses that name
+    the same things, the one the claim restates."""
+    return unit is not None and (claim.head in unit.all_keys or any(same_meaning(claim.head, k) for k in unit.keys())
+                                 or bool(opposites(claim.head) & unit.all_keys))
 
 
 def _read(claim: Unit, unit: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]],
           asked: frozenset[str], sentence_keys: frozenset[str]) -> Alignment:
     matched = frozenset(w.key for w in claim.words if holds(unit, w))
-    findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked)
-    findings += _swaps(claim, unit, matched)
-    findings += _stance(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys)
-    return Alignment(claim, unit, matched, tuple(findings))
+    findings = _bindings(claim, unit, units, matched, context.get(unit.source, frozenset()), asked, sentence_keys)
+    findings += swaps(claim, unit, matched) or sides(claim, unit)
+    stance = stance_findings(claim, _predicate_unit(claim, unit, units, matched), units, asked | sentence_keys,
+                             sentence_keys)
+    if turned(claim, unit):  # "B is slower than A" for "A is faster than B": the opposite restates it
+        stance = [f for f in stance if f.kind != "opposite"]
+    return Alignment(claim, unit, matched, tuple(findings + stance))
 
 
 def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset[str],
-              context: frozenset[str], asked: frozenset[str]) -> list[Finding]:
+              context: frozenset[str], asked: frozenset[str], said: frozenset[str]) -> list[Finding]:
     out: list[Finding] = []
     added: list[Word] = []
     keys = claim.keys()
     own, label = _own_words(unit, units)
-    antecedent = _antecedent(unit, units)
+    antecedent = antecedent_of(unit, units)
     for word in claim.words:
         if word.key in matched:
             continue
         lenders = [u for u in units if u.source == unit.source and u.ident != unit.ident and holds(u, word)]
         in_context = word.key in context or bool(synonyms(word.key) & context)
+        if word.key in WRITER and FIRST_PERSON & unit.all_keys:
+            continue  # "the author protects ..." restates "I protect ..."
         if not lenders and not in_context:
-            added.append(word)
+            rival = _rival(word, own, keys) if word.pos == "NUM" or (
+                word.role == "party" and kind_of(word) == "NAME") else None
+            if rival is not None and (word.pos == "NUM" or rival.role == "party" and word.pos == rival.pos):
+                # "apt-get removes ..." where apt does; "at 1.45 bar" (another passage's) where it says 12
+                out.append(_misbound(word, rival, None, unit))
+            else:
+                added.append(word)
             continue
-        rival = _rival(word, own, keys) or _label_rival(word, label, keys)
+        subject = in_context and word.role == "party" and kind_of(word) == "NAME" and not word.phrase  # "The Memo said"
+        rival = None if subject else _rival(word, own, keys) or _label_rival(word, label, keys) or \
+            (None if in_context else _verb_rival(word, claim, unit, said) or _subject_rival(word, claim, unit, lenders))
         lender = min(lenders, key=lambda u: (abs(u.sentence - unit.sentence), abs(u.ident - unit.ident))) \
             if lenders else None
         if rival is not None:
             out.append(_misbound(word, rival, lender, unit))
-        elif lender is not None and not in_context and not _may_lend(word, lender, unit, antecedent) \
-                and not _refers_to(lender, unit, units):
+        elif lender is not None and not in_context and not any(
+                _may_lend(word, other, unit, antecedent, units) or _carried(word, claim, other, unit)
+                for other in lenders):
             out.append(_misbound(word, None, lender, unit))
     if added:
         out += _added(added, asked, sum(1 for w in claim.words if w.key in asked and w.pos not in ("NUM", "PROPN")))
     return out
+
+
+def _subject_rival(word: Word, claim: Unit, unit: Unit, lenders: list[Unit]) -> Word | None:
+    """The clause's own subject, where the claim's subject comes from a statement about something
+    else ("The initial value of the daemon flag is set through the daemon property" where the clause
+    says the *flag* can be set so, and another sentence that the initial value is inherited)."""
+    if not word.subject or word.pos not in ("NOUN", "PROPN") or any(u.sentence == unit.sentence for u in lenders):
+        return None  # a clause of the same sentence may lend it ("raises ValueError if the generation ...")
+    if any(same_meaning(u.head, claim.head) or claim.head in u.all_keys for u in lenders):
+        return None  # a lender says the claim's verb of it: the claim restates that one
+    parties = {w.key for w in claim.words if w.role == "party"}
+    return next((w for w in unit.words if w.subject and not w.inherited and w.key != word.key
+                 and w.pos in ("NOUN", "PROPN") and w.key not in parties), None)  # not turned passive
+
+
+def _carried(word: Word, claim: Unit, lender: Unit, unit: Unit) -> bool:
+    """A number taken with the thing it counts: the lender, a nearby item or field of the same
+    record, holds the noun the claim binds the number to ("the 5 senior engineers" from "- 5 senior
+    engineers critical to product development"; "working capital ($220,000)" from "Working Capital
+    Adjustment: ($220,000)"). A number said of a verb is not carried: the lender's verb is said of
+    its own subject ("account for 28% of revenue")."""
+    if word.pos != "NUM" or lender.sentence > unit.sentence + 3 or unit.sentence > lender.sentence + 3:
+        return False
+    return any(w.key == word.attach and w.pos in ("NOUN", "PROPN") and holds(lender, w) for w in claim.words)
+
+
+def _verb_rival(word: Word, claim: Unit, unit: Unit, said: frozenset[str]) -> Word | None:
+    """The clause's own verb, where the claim puts a verb or predicate from another clause ("sudo
+    logs the ordinary user's password" where the clause says sudo *requires* it, and another logs
+    root activity; "Protocol 5 is the default" where protocol 5 *was added*, and another is the
+    default)."""
+    if claim.head not in (word.key, word.phrase) or word.pos not in ("VERB", "NOUN", "ADJ") or not unit.predicate or \
+            unit.head in LIGHT_KEYS:
+        return None
+    if unit.head in claim.all_keys | said or any(same_meaning(unit.head, k) for k in claim.keys() | said):
+        return None  # the claim says the clause's verb, elsewhere in its sentence
+    return next((w for w in unit.words if w.key == unit.head and not w.inherited and w.pos == "VERB"), None)
 
 
 def _own_words(unit: Unit, units: Sequence[Unit]) -> tuple[list[Word], list[Word]]:
@@ -132,15 +186,24 @@ def _own_words(unit: Unit, units: Sequence[Unit]) -> tuple[list[Word], list[Word
     are about."""
     words = [w for w in unit.words if not w.inherited]
     label: list[Word] = []
-    if unit.kind != LABEL:
-        labels = [u for u in units if u.source == unit.source and u.kind == LABEL
-                  and 0 < unit.sentence - u.sentence <= 2]
+    if not _heading(unit):
+        labels = [u for u in units if u.source == unit.source and _heading(u)
+                  and 0 < unit.sentence - u.sentence <= 3]
         if labels:
             label = [w for w in max(labels, key=lambda u: u.sentence).words if w.pos in ("PROPN", "NUM")]
     return words, label
 
 
-def _antecedent(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+def _heading(unit: Unit) -> bool:
+    """A label that heads what follows it ("E11:", "2. DataFlow Systems"), not a statement without a
+    verb ("Steam boiler overpressure.")."""
+    text = unit.text.rstrip()
+    if unit.kind != LABEL or ":" in text[:-1]:
+        return False  # a field ("HSR Filing Fee: $30,000") names its own value only
+    return text.endswith(":") or not text.endswith((".", "!", "?")) or text.rstrip(".").replace(".", "").isdigit()
+
+
+def antecedent_of(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     """What a clause's pronoun refers back to: the nearest clause before it with a subject of its own
     that is not itself a pronoun ("Protocol version 4 was added ... It adds ... It is the default")."""
     if not unit.pronoun:
@@ -148,22 +211,10 @@ def _antecedent(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     before = [u for u in units if u.source == unit.source and u.sentence < unit.sentence
               and unit.sentence - u.sentence <= 3 and u.subject and u.predicate]
     for u in sorted(before, key=lambda u: (-u.sentence, u.ident)):
-        if not u.pronoun or any(w.critical and w.pos in ("NOUN", "PROPN") and w.role == "party" for w in u.words):
+        if not u.pronoun or not u.referring and any(
+                w.critical and w.pos in ("NOUN", "PROPN") and w.role == "party" for w in u.words):
             return u
     return None
-
-
-def _refers_to(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
-    """The lender refers back to the aligned clause's sentence ("If this value is absent, a default of 3
-    is assumed" after "ack_delay_exponent (0x0a): The acknowledgment delay exponent is ..."): both say
-    what they say of one thing."""
-    near = [lender] + [u for u in units if u.source == lender.source and u.sentence == lender.sentence
-                       and u.attached == lender.ident]  # "If this value is absent, ..." refers for its clause
-    for u in near:
-        back = _antecedent(u, units)
-        if back is not None and back.source == unit.source and back.sentence == unit.sentence:
-            return True
-    return False
 
 
 def _label_rival(word: Word, label: list[Word], keys: set[str]) -> Word | None:
@@ -177,7 +228,7 @@ def _label_rival(word: Word, label: list[Word], keys: set[str]) -> Word | None:
     return None
 
 
-def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None) -> bool:
+def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None, units: Sequence[Unit]) -> bool:
     """A clause coordinated with the aligned one, in the same sentence and with a subject of its own,
     lends nothing ("the backup on 9443" to "the primary server listens on 8443"), unless the
     aligned clause refers back with a pronoun ("those at Grade 7 ..."). A number comes only from the
@@ -186,16 +237,55 @@ def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None) -> 
     distance = abs(lender.sentence - unit.sentence)
     if antecedent is not None and lender.ident == antecedent.ident:
         return True
+    if _other_record(lender, unit, units) and not FIRST_PERSON & unit.all_keys:
+        return False  # another record's heading or entries say nothing of this one ("we" is the signatory)
     if unit.pronoun and lender.sentence == unit.sentence:
         return True
     if lender.text.rstrip().endswith(":") and lender.sentence <= unit.sentence:
         return True  # "... SETTINGS_QPACK_MAX_TABLE_CAPACITY (0x01): The default value is zero."
     if word.pos == "NUM":
-        attached = lender.attached == unit.ident or unit.attached == lender.ident
-        return (attached and distance == 0) or (LABEL in (lender.kind, unit.kind) and distance <= 1)
+        return (distance == 0 and _joined(lender, unit, units)) or \
+            (LABEL in (lender.kind, unit.kind) and distance <= 1) or _introduced(lender, unit, units)
     return not (distance == 0 and lender.predicate and lender.kind != LABEL and (
         (lender.kind == COORDINATE and lender.attached == unit.ident and lender.subject) or
         (unit.kind == COORDINATE and unit.attached == lender.ident and unit.subject)))
+
+
+def _other_record(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
+    """A heading stands between the two ("2.2 Integration Costs" between the mitigation of 2.1 and
+    the integration costs of 2.2), or the lender is the heading of a later record."""
+    low, high = sorted((lender.sentence, unit.sentence))
+    return any(u.source == unit.source and _numbered(u) and low < u.sentence <= high and u.ident != lender.ident
+               for u in units) or (lender.sentence > unit.sentence and _heading(lender))
+
+
+#: A numbered heading: "2.2 Integration Costs (MEDIUM)", "2.", "E11:".
+_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?(?:\s|$)|[A-Z]+\d+:$)")
+
+
+def _numbered(unit: Unit) -> bool:
+    """A heading that starts a record of a list: its own number, or a code and a colon."""
+    return unit.kind == LABEL and bool(_NUMBERED.match(unit.text.strip()))
+
+
+def _joined(a: Unit, b: Unit, units: Sequence[Unit]) -> bool:
+    """One clause depends on the other, directly or through the clauses between, and none of those
+    is a coordinated statement with a subject of its own ("and the backup on 9443")."""
+    by_ident = {u.ident: u for u in units if u.source == a.source}
+    for low, high in ((a, b), (b, a)):
+        u = low
+        while u.attached is not None and u.attached in by_ident and not (u.kind == COORDINATE and u.subject):
+            u = by_ident[u.attached]
+            if u.ident == high.ident:
+                return True
+    return False
+
+
+def _introduced(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
+    """The lender is the value a colon at the end of the aligned clause's sentence introduces ("run at
+    temperature: 0 (deterministic routing)", which the parser reads as two sentences)."""
+    return lender.sentence == unit.sentence + 1 and any(
+        u.source == unit.source and u.sentence == unit.sentence and u.text.rstrip().endswith(":") for u in units)
 
 
 def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
@@ -203,11 +293,19 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
     for a number; a name or noun doing or undergoing what the clause says for one that does; a word
     qualifying the same noun ("latest" for "stable" archive). A field's label ("Date" of "Filing
     Date: ...") names the value, not a thing."""
-    kind = _kind_of(word)
+    kind = kind_of(word)
     if kind is None or not word.attach:
         return None
     for w in own:
-        if w.key in keys or any(same_meaning(w.key, k) for k in keys) or _kind_of(w) != kind:
+        if w.key in keys or any(same_meaning(w.key, k) for k in keys) or \
+                abbreviates(w.text, word.text) or abbreviates(word.text, w.text):
+            continue  # "ACK" for "acknowledgment" is the same word
+        if w.text.lower() in PLAIN_QUALIFIERS:
+            continue
+        if word.phrase and w.phrase and same_meaning(word.phrase, w.phrase) and kind != "NUM" and \
+                kind_of(w) in ("NAME", "QUALITY") and any(same_meaning(w.phrase, k) for k in keys):
+            return w  # another qualifier of the same noun: "the marshal format" for "the pickle format"
+        if kind_of(w) != kind:
             continue
         if not w.attach or not same_meaning(word.attach, w.attach) or not any(same_meaning(w.attach, k) for k in keys):
             continue  # said of another word, or of a word the claim does not repeat
@@ -216,84 +314,14 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
     return None
 
 
-def _kind_of(word: Word) -> str | None:
-    if word.pos == "VERB" and word.role == "party":
-        return "NAME"  # a gerund doing what the clause says ("Descaling must be performed ...")
-    return {"NUM": "NUM", "PROPN": "NAME", "NOUN": "NAME", "ADJ": "QUALITY"}.get(word.pos)
-
-
 def _misbound(word: Word, rival: Word | None, lender: Unit | None, unit: Unit) -> Finding:
-    where = f"\"{_short(unit.text)}\""
+    where = f"\"{short(unit.text)}\""
     if rival is not None:
         kind = "number" if word.pos == "NUM" else "binding"
         return Finding(kind, CONTRADICTED, f"the passage says {rival.text}, not {word.text}: {where}")
-    elsewhere = f" (\"{_short(lender.text)}\")" if lender is not None else ""
+    elsewhere = f" (\"{short(lender.text)}\")" if lender is not None else ""
     return Finding("binding", CONTRADICTED,
                    f"the passage says \"{word.text}\" of another statement{elsewhere}, not in {where}")
-
-
-def _swaps(claim: Unit, unit: Unit, matched: frozenset[str]) -> list[Finding]:
-    """Two names exchanged inside one sentence: the claim binds name A to word B, where the passage
-    binds B directly to name Z, which the claim binds elsewhere ("StartupXYZ is the Buyer" against
-    "TechCorp ("Buyer") and StartupXYZ ("Seller")")."""
-    at: dict[str, list[int]] = {}
-    for key, index in unit.positions:
-        at.setdefault(key, []).append(index)
-    pairs = _claim_pairs(claim)
-    bound = {(x.key, y.key) for x, y in pairs}
-    for a, b in pairs:
-        if a.pos != "PROPN" or a.key not in at or b.key not in at:
-            continue
-        near = _closest(unit.tree, at[a.key], at[b.key])
-        for z in claim.words:
-            if z.pos != "PROPN" or z.key in (a.key, b.key) or z.key not in at or (z.key, b.key) in bound:
-                continue
-            partners = [w for x, w in bound if x == z.key and w != b.key and w in at]
-            if not partners:
-                continue  # the claim must bind Z elsewhere: a pair exchanged, not a name left out
-            close = _closest(unit.tree, at[z.key], at[b.key])
-            exchanged = any(_closest(unit.tree, at[a.key], at[w]) <= 2 for w in partners)
-            if close <= 2 and close + SWAP_MARGIN <= near and exchanged:
-                return [Finding("binding", CONTRADICTED,
-                                f"the passage says {b.text} of {z.text}, not of {a.text}: \"{_short(unit.text)}\"")]
-    return []
-
-
-def _closest(tree: tuple[int, ...], a: list[int], b: list[int]) -> int:
-    return min((_distance(tree, x, y) for x in a for y in b), default=99)
-
-
-def _claim_pairs(claim: Unit) -> list[tuple[Word, Word]]:
-    """Name, noun and number words of the claim bound within two steps of each other (through a verb
-    "is", a preposition), both ways."""
-    words = [w for w in claim.words if not w.inherited and _kind_of(w) in ("NAME", "NUM")]
-    out = []
-    for a in words:
-        for b in words:
-            if a.index < b.index and _distance(claim.tree, a.index, b.index) <= 2:
-                out.append((a, b))
-                out.append((b, a))
-    return out
-
-
-def _distance(tree: tuple[int, ...], a: int, b: int) -> int:
-    if a < 0 or b < 0 or a >= len(tree) or b >= len(tree):
-        return 99
-    up: dict[int, int] = {}
-    steps, t = 0, a
-    while t not in up:
-        up[t] = steps
-        if tree[t] == t:
-            break
-        t, steps = tree[t], steps + 1
-    steps, t = 0, b
-    seen: set[int] = set()
-    while t not in up and t not in seen:
-        seen.add(t)
-        if tree[t] == t:
-            return 99
-        t, steps = tree[t], steps + 1
-    return up[t] + steps if t in up else 99
 
 
 #: How much an added word weighs, by part of speech: a claim restates its source's verbs, adjectives
@@ -309,8 +337,10 @@ def _added(words: list[Word], asked: frozenset[str], restated: int) -> list[Find
     question says them ("the peer is *supposed* to assume" restates how it was asked) — unless most
     of what the claim restates of the question is missing ("The annual salary of James Mitchell is
     ..." cited to a signature block): then it claims what was asked without its source saying it."""
-    numbers = [w for w in words if w.pos == "NUM" and not w.inherited]
-    if numbers:  # numbers written as words too ("five years", "twice"), which the native check reads as words
+    # Numbers written as words ("five years", "twice"), which the native check reads as words; one
+    # written in digits is the native check's alone (it finds "120" in "no_application_protocol(120)").
+    numbers = [w for w in words if w.pos == "NUM" and not w.inherited and not any(c.isdigit() for c in w.text)]
+    if numbers:
         return [Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(w.text for w in numbers)}")]
     words = [w for w in words if w.pos not in ("NUM", "PROPN")]
     echoed = [w for w in words if w.key in asked]
@@ -325,116 +355,14 @@ def _added(words: list[Word], asked: frozenset[str], restated: int) -> list[Find
 def _predicate_unit(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset[str]) -> Unit:
     """The clause whose verb is the claim's: the aligned one, or one beside it that holds the claim's
     verb ("... comes with a curses module, though it's not compiled by default")."""
-    if claim.head in unit.all_keys or claim.head in LIGHT_KEYS or claim.head in matched and claim.head == unit.head:
+    if claim.head in unit.all_keys or claim.head in LIGHT_KEYS or same_meaning(claim.head, unit.head):
         return unit
     near = [u for u in units if u.source == unit.source and abs(u.sentence - unit.sentence) <= 1
             and u.ident != unit.ident and (u.head == claim.head or same_meaning(u.head, claim.head))]
+    # Of several ("an implementation which does not include an option ... with another which does
+    # include it"), the one that shares most of the claim's words and then asserts as it does.
+    near.sort(key=lambda u: (-len(claim.keys() & u.keys()), u.negated != claim.negated,
+                             abs(u.sentence - unit.sentence)))
     return near[0] if near else unit
 
 
-def _stance(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str]) -> list[Finding]:
-    out: list[Finding] = []
-    held = {w.key for w in claim.words if holds(unit, w)}
-    light = claim.head in LIGHT_KEYS
-    if (claim.head not in held and not light) or (light and unit.head not in LIGHT_KEYS and unit.predicate
-                                                   and unit.head not in claim.all_keys):
-        # Its verb is not this clause's ("The gasket is part MG-311" from "The gasket (part MG-311)
-        # should be replaced"): how the clause asserts its own verb says nothing of the claim.
-        return _scope(claim, unit) + _comparators(claim, unit) + _opposites(claim, unit)
-    same_verb = same_meaning(claim.head, unit.head) or (light and unit.head in LIGHT_KEYS)
-    until = claim.condition in ("until", "before") and unit.negated and not claim.negated  # "until it is
-    if claim.negated != unit.negated and not _unless(claim, unit, units) and not until:  # validated": not yet
-        out.append(Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{_short(unit.text)}\""))
-    else:
-        out += _opposites(claim, unit)
-    ability = unit.modality == "may" and unit.ability and claim.modality is None  # "can be avoided" / "avoids"
-    if same_verb and not ability and (STRENGTH[claim.modality] > STRENGTH[unit.modality] or (
-            unit.modality in ("must", "will") and claim.modality in ("may", "should"))):
-        out.append(Finding("modality", CONTRADICTED,
-                           f"the passage says \"{unit.modality or 'it as a fact'}\", not "
-                           f"\"{claim.modality or 'it as a fact'}\": \"{_short(unit.text)}\""))
-    out += _scope(claim, unit)
-    out += _comparators(claim, unit)
-    out += _conditions(claim, unit, units, asked)
-    return out
-
-
-def _opposites(claim: Unit, unit: Unit) -> list[Finding]:
-    said = {w.key for w in claim.words if not w.inherited} | {k for k in claim.all_keys if opposites(k)}
-    theirs = unit.keys(own_only=True)
-    for key in said - unit.all_keys:
-        against = (opposites(key) & unit.all_keys) | _prefixed(key, theirs)
-        if against and not (synonyms(key) & unit.all_keys):
-            return [Finding("opposite", CONTRADICTED,
-                            f"the passage says \"{sorted(against)[0]}\", not \"{key}\": \"{_short(unit.text)}\"")]
-    return []
-
-
-def _prefixed(key: str, keys: frozenset[str]) -> set[str]:
-    """The words of `keys` that are `key` with a negating prefix, or `key` without one."""
-    if len(key) < 4 or not key.isalpha():
-        return set()
-    out = {p + key for p in NEGATING_PREFIXES} | {p + "-" + key for p in NEGATING_PREFIXES}
-    out |= {key[len(p):].lstrip("-") for p in NEGATING_PREFIXES if key.startswith(p) and len(key) - len(p) >= 5}
-    return out & keys
-
-
-def _unless(claim: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
-    """"not paid out unless X" says what "paid out only when X" says: the polarity flips with the
-    condition's form."""
-    theirs = {c.condition for c in units if c.attached == unit.ident and c.source == unit.source and c.condition}
-    return ("unless" in theirs and "only" in claim.all_keys) or (unit.exclusive and "unless" in claim.all_keys)
-
-
-def _scope(claim: Unit, unit: Unit) -> list[Finding]:
-    if "default" in claim.partial and "by default" in claim.text.lower() and "default" not in unit.all_keys \
-            and not unit.partial:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"by default\": \"{_short(unit.text)}\"")]
-    if claim.exclusive and not unit.exclusive and "only" in claim.all_keys:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"only\": \"{_short(unit.text)}\"")]
-    claimed = (claim.universal & CLAIMED_SCOPE) - unit.universal
-    if claimed and not unit.universal & CLAIMED_SCOPE:
-        word = sorted(claimed)[0]
-        partial = f"it says \"{sorted(unit.partial)[0]}\"" if unit.partial else "it does not say so"
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"{word}\" ({partial}): "
-                                               f"\"{_short(unit.text)}\"")]
-    if claim.universal & {"never", "none", "nothing"} and not unit.negated and not unit.universal:
-        return [Finding("scope", CONTRADICTED, f"the passage does not say \"never\": \"{_short(unit.text)}\"")]
-    return []
-
-
-def _comparators(claim: Unit, unit: Unit) -> list[Finding]:
-    said = dict(unit.comparators)
-    for number, op in claim.comparators:
-        if number not in said or op == "=":
-            continue
-        if said[number] != op and not (op == "==" and said[number] == "="):
-            theirs = COMPARATOR_WORDS.get(said[number], "")
-            return [Finding("comparator", CONTRADICTED,
-                            f"the passage says {theirs + ' ' if theirs else ''}{number}, not "
-                            f"{COMPARATOR_WORDS[op]} {number}")]
-    return []
-
-
-def _conditions(claim: Unit, unit: Unit, units: Sequence[Unit], asked: frozenset[str]) -> list[Finding]:
-    """A condition the source puts on the clause ("only if ...", "unless ...") that the claim drops."""
-    heads = {unit.ident} | ({unit.attached} if unit.kind == "coordinate" and unit.attached is not None else set())
-    for cond in units:
-        if cond.source != unit.source or cond.condition is None or cond.attached not in heads:
-            continue
-        keys = cond.keys(own_only=True)
-        if not keys or keys & (claim.all_keys | asked) or any(synonyms(k) & (claim.all_keys | asked) for k in keys):
-            continue
-        return [Finding("condition", CONTRADICTED,
-                        f"the passage says this only {cond.condition} {_short(_after_mark(cond))}")]
-    return []
-
-
-def _after_mark(unit: Unit) -> str:
-    words = unit.text.split()
-    return " ".join(words[1:]) if words and words[0].lower().strip(",") == unit.condition else unit.text
-
-
-def _short(text: str, limit: int = 140) -> str:
-    text = " ".join(text.split()).strip(" ,;")
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -72,3 +72,9 @@ class Verification:
 
 def worst(verdicts: list[str]) -> str:
     return max(verdicts, key=lambda v: SEVERITY[v], default=SUPPORTED)
+
+
+def short(text: str, limit: int = 140) -> str:
+    """A quote for a finding: one line, at most `limit` characters."""
+    text = " ".join(text.split()).strip(" ,;")
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -25,6 +25,8 @@ NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60"
                      "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000", "once": "1",
                      "twice": "2", "single": "1", "double": "2", "dozen": "12", "half": "0.5"})
 
+#: Consonants doubled before "-ing"/"-ed" ("running", "stopped"); "ll", "ss", "ff" belong to the stem.
+_DOUBLED = frozenset("bdgmnprt")
 _NUMERIC = re.compile(r"^[$€£]?\d[\d,]*(?:\.\d+)?%?$")
 
 
@@ -39,8 +41,10 @@ def root(word: str) -> str:
     if not w.isalpha():
         return w
     for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4 and not (suffix == "ive" and w.endswith("eive")):
             w = w[: -len(suffix)]
+            if suffix in ("ing", "ed") and w[-1] == w[-2] and w[-1] in _DOUBLED:
+                w = w[:-1]  # "running" -> "run", "committed" -> "commit"
             break
     if len(w) > 4 and w.endswith("e"):
         w = w[:-1]
@@ -62,6 +66,13 @@ def _synonym_groups() -> dict[str, frozenset[str]]:
 def same_meaning(a: str, b: str) -> bool:
     """Two roots say the same thing: equal, or in one synonym group."""
     return a == b or b in _synonym_groups().get(a, frozenset())
+
+
+def abbreviates(short: str, long: str) -> bool:
+    """`short` is a clipped form of `long`, as written ("ACK" of "acknowledgment", "config" of
+    "configuration"): at least three letters, the first ones of the longer word."""
+    s, lo = short.lower(), long.lower()
+    return 3 <= len(s) < len(lo) and s.isalpha() and lo.startswith(s)
 
 
 def synonyms(key: str) -> frozenset[str]:

@@ -28,6 +28,8 @@ from rag_system.grounding.terms import initialisms
 from rag_system.grounding.compare import Alignment, align
 from rag_system.grounding.findings import (
     SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, Verification, worst)
+from rag_system.grounding.layout import fields, item_numbers, plain
+from rag_system.grounding.links import link_findings
 from rag_system.grounding.parser import Parser, parser
 from rag_system.grounding.replies import reply_check, source_answer, split_reply
 from rag_system.grounding.roots import root
@@ -79,24 +81,6 @@ def strip(text: str) -> str:
     return MARKER.sub(" ", text)
 
 
-#: Markdown emphasis and code marks ("It is **not** ...", "`lru_cache`"): not words.
-_EMPHASIS = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
-
-
-#: A word broken at a line end, its hyphen kept ("ack- eliciting").
-_BROKEN = re.compile(r"(?<=[a-z])- (?=[a-z])")
-
-
-#: A manual page's section after a command ("aptitude(8)", "sudo(8)").
-_MAN_SECTION = re.compile(r"(?<=[a-z])\(\d[a-z]?\)")
-
-
-def plain(text: str) -> str:
-    """Text as the parser reads it: one line, without Markdown emphasis or manual sections, broken
-    words joined."""
-    return _BROKEN.sub("-", " ".join(_MAN_SECTION.sub("", _EMPHASIS.sub("", text)).split()))
-
-
 class _Checker:
     """One call's parses, shared by its sentences (a source sentence is parsed once)."""
 
@@ -115,7 +99,7 @@ class _Checker:
         for sentence, body in zip(self.sentences, bodies):
             # Cut and read as the sources are, so a sentence quoted from a form reads as its source does.
             claim: list[Unit] = []
-            for doc in self.engine.parse(fields(plain(body))):
+            for doc in self.engine.parse(fields(plain(body), claim=True)):
                 claim += read_units(doc, first_ident=len(claim), first_sentence=len({u.sentence for u in claim}))
             out.append(self._check(sentence, claim, units, quotes, asked, asked_doc))
         return out
@@ -130,12 +114,13 @@ class _Checker:
             body = source.text[context_line(source):]
             offset = len(source.text) - len(body)
             spans = docent_native.split_sentences(body) or [(0, len(body))]
+            items = item_numbers(plain(body))
             near = {i for i, (a, b) in enumerate(spans) if _keys(body[a:b]) & wanted}
             near |= {i + d for i in near for d in (-2, -1, 1) if 0 <= i + d < len(spans)}
             for i in sorted(near):
                 a, b = spans[i]
                 native[(n, i)] = (offset + a, offset + b)
-                jobs.extend((n, i, field) for field in fields(plain(body[a:b])))
+                jobs.extend((n, i, field) for field in fields(plain(body[a:b]), items))
         numbers: dict[int, int] = {}  # each source's sentences (as parsed) are numbered on
         for (n, i, _), doc in zip(jobs, self.engine.parse([j[2] for j in jobs])):
             first = numbers.get(n, 0)
@@ -165,7 +150,7 @@ class _Checker:
         said = frozenset(k for u in claim_units for k in u.all_keys)
         alignments = [align(u, pool, context, asked, said) for u in claim_units]
         findings = _merge_facts(_facts(raw, self.numbered, self.question) +
-                                [f for a in alignments for f in a.findings])
+                                [f for a in alignments for f in a.findings] + link_findings(alignments, pool))
         if reply and asked_doc is not None:
             findings += reply_check(reply, read_units(asked_doc), pool, context, asked)
         if not any(a.unit for a in alignments) and not any(u.words for u in claim_units):
@@ -174,31 +159,6 @@ class _Checker:
         verdict = worst([f.verdict for f in findings])
         return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, verdict, tuple(findings),
                              tuple(_evidence(alignments, quotes, self.numbered)))
-
-
-#: "Filing Date: January 10, 2025 Transaction Value: $45,000,000": where a label of capitalised
-#: words and a colon starts a new field of a form or a data sheet (each is a fact of its own).
-_FIELD = re.compile(r"(?<![\w&/().'’-])(?:[A-Z][\w&/().'’-]*\s+){0,4}[A-Z][\w&/().'’-]*:(?=\s)")
-#: A bullet inside a line ("... clause - MegaCorp represents 28% ..."): a list item of its own.
-_BULLET = re.compile(r"\s[-\u2022*]\s+(?=[A-Z0-9$])")
-
-
-def fields(sentence: str) -> list[str]:
-    """A sentence cut into the fields of a form ("Label: value Label: value") and its inline bullets;
-    itself otherwise."""
-    labels = [m.start() for m in _FIELD.finditer(sentence)]
-    # A label starts a new field only after another field ("Date: ... Location: ..."), not after
-    # the words that introduce it ("1.1 Revenue for FY2024: $12.3 million").
-    cuts = sorted({a for a, before in zip(labels[1:], labels) if a > before} |
-                  {a for a in labels[:1] if a > 0 and ":" in sentence[:a]} |
-                  {m.start() for m in _BULLET.finditer(sentence)})
-    parts, last = [], 0
-    for cut in cuts:
-        if sentence[last:cut].strip(" -\u2022*"):
-            parts.append(sentence[last:cut].strip(" -\u2022*"))
-            last = cut
-    parts.append(sentence[last:].strip(" -\u2022*"))
-    return [p for p in parts if p] or [sentence]
 
 
 def context_line(source: Source) -> int:
@@ -228,7 +188,8 @@ def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Fi
     "$45,000,000"). A name any source holds counts as said, and so does one the question names: it
     is what the passages were found for, not a fact the answer adds; so does a name the sources
     spell out ("GIL" where they write "Global Interpreter Lock"). A capitalised first word is not a
-    name ("Since Python 3.1, ...")."""
+    name ("Since Python 3.1, ..."), unless a name goes on after it or it owns what follows ("Baker &
+    Partners LLP expressed ...", "Hooli's consent ...")."""
     if not numbered or not strip(raw).strip():
         return []
     texts = [""] * max(numbered)
@@ -241,11 +202,16 @@ def _facts(raw: str, numbered: dict[int, Source], question: str = "") -> list[Fi
     spelled = initialisms(" ".join(texts))
     missing = list(dict.fromkeys(
         f["text"] for r in reports for f in r["facts"] if not f["found"] and not (
-            f["kind"] == "name" and (f["start"] == first or f["text"].lower() in asked
+            f["kind"] == "name" and (f["start"] == first and not _NAMED.match(line, f["end"])
+                                     or f["text"].lower() in asked
                                      or f["text"].replace(".", "") in spelled))))
     if not missing:
         return []
     return [Finding("fact", UNSUPPORTED, f"the passage does not give {', '.join(missing)}")]
+
+
+#: After a capitalised first word: what makes it a name ("Baker & Partners", "Hooli's consent").
+_NAMED = re.compile(r"\s*&|['’]s\b")
 
 
 def _merge_facts(findings: list[Finding]) -> list[Finding]:

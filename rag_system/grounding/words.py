@@ -32,9 +32,13 @@ MODAL_WORDS: dict[str, str] = {
     "typically": POSSIBLE,
 }
 
+#: Adverbs that advise rather than state: "important data are best stored on a read-only filesystem".
+MODAL_ADVERBS: dict[str, str] = {"best": ADVISED, "preferably": ADVISED, "ideally": ADVISED}
+
 #: Scope words that make a statement universal or exclusive ...
 UNIVERSAL = frozenset("all every each always never any entire entirely whole completely fully invariably "
-                      "none nobody nothing exclusively solely only".split())
+                      "none nobody nothing exclusively solely only ever unconditionally regardless "
+                      "absolutely universally".split())
 #: ... and those that make it partial, usual or conditional.
 PARTIAL = frozenset("some many most several few often usually typically generally sometimes normally "
                     "default mostly frequently commonly occasionally certain various partly partially "
@@ -53,11 +57,22 @@ COMPARATORS: tuple[tuple[str, str], ...] = (
     ("more than", ">"), ("longer than", ">"), ("greater than", ">"), ("over", ">"), ("exceeding", ">"),
     ("above", ">"), ("beyond", ">"), ("in excess of", ">"), ("exceeds", ">"), ("exceed", ">"),
     ("less than", "<"), ("fewer than", "<"), ("shorter than", "<"), ("under", "<"), ("below", "<"),
-    ("exactly", "="), ("precisely", "="),
+    ("exactly", "=="), ("precisely", "=="),
 )
 
 #: Conjunctions that make a clause a condition of its head: dropping one changes what is asserted.
 CONDITIONS = frozenset("if unless provided providing when whenever once where except until".split())
+
+#: Words that link a clause to another as its reason, result, condition or time: a claim that links
+#: two facts needs its source to link them too.
+LINKS = frozenset("because since so therefore thus hence if unless when whenever once until before after "
+                  "while whereas although though".split())
+#: Of those, the ones that state a reason or a result.
+CAUSAL = frozenset("because since so therefore thus hence why".split())
+
+#: Verbs that deny their object by themselves: "omits X" says "does not include X".
+PRIVATIVE = frozenset(["lack", "omit", "exclude", "miss", "leave out", "skip", "drop", "forgo", "forego",
+                       "lose", "ignore"])
 
 #: Negating words (besides the parser's `neg` dependency).
 NEGATORS = frozenset("not n't no never none nothing neither nor nobody without cannot".split())
@@ -80,7 +95,8 @@ approve/reject approve/deny win/lose buyer/seller lender/borrower employer/emplo
 client/server send/receive upload/download ascending/descending minimum/maximum hot/cold
 active/inactive visible/hidden present/absent old/new oldest/newest older/newer ahead/behind
 inside/outside within/outside permanent/temporary permanently/temporarily always/never all/none
-with/without
+with/without fast/slow quick/slow cheap/expensive easy/hard easy/difficult safe/unsafe strong/weak
+good/bad better/worse best/worst survive/lose persist/lose
 """.split())
 
 #: Words of the same meaning in the documents people ask about, as written; compared by root
@@ -150,11 +166,16 @@ small,minimum,low
 large,maximum,high
 """.split())
 
+#: Qualifiers that pick one of a kind without naming another kind: "the sole advertised value" is
+#: not a rival of "the max_idle_timeout value" the way "the marshal format" is of "the pickle format".
+PLAIN_QUALIFIERS = frozenset("sole single same other own certain particular various specific given respective "
+                             "entire whole first last next previous following above below".split())
+
 #: Words that frame a sentence without saying anything about the documents' subject: a claim may
 #: add them ("According to the policy, ...", "The document states that ...").
 FRAMING = frozenset("""
 accord document passage source text section state say mention specify note indicate describe
 explain provide confirm report also however therefore thus addition additionally furthermore moreover overall
 generally basically actually simply specifically particular particularly example instance
-follow following answer question yes no per
+follow following answer question yes no per conclude certify attest affirm declare
 """.split())
