@@ -40,7 +40,7 @@ def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: froze
         # should be replaced"): how the clause asserts its own verb says nothing of the claim —
         # unless the claim restates all the clause says: then the clause's denial holds ("there is
         # no curses module for Windows" / "the Windows distribution includes the curses module").
-        out = _scope(claim, unit) + _comparators(claim, unit)
+        out = _scope(claim, unit, units) + _comparators(claim, unit)
         if _denies(claim) != _denies(unit) and _restates(claim, unit) and not _unless(claim, unit, units, said):
             return out + [Finding("polarity", CONTRADICTED, f"the passage says the opposite: \"{short(unit.text)}\"")]
         return out + _opposites(claim, unit)
@@ -56,7 +56,7 @@ def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: froze
         out.append(Finding("modality", CONTRADICTED,
                            f"the passage says \"{unit.modality or 'it as a fact'}\", not "
                            f"\"{claim.modality or 'it as a fact'}\": \"{short(unit.text)}\""))
-    out += _scope(claim, unit)
+    out += _scope(claim, unit, units)
     out += _comparators(claim, unit)
     out += _conditions(claim, unit, units, asked)
     return out
@@ -104,8 +104,12 @@ def _unless(claim: Unit, unit: Unit, units: Sequence[Unit], said: frozenset[str]
     return ("unless" in theirs and "only" in claim.all_keys | said) or (unit.exclusive and "unless" in claim.all_keys)
 
 
-def _scope(claim: Unit, unit: Unit) -> list[Finding]:
-    if "default" in claim.partial and "default" not in unit.all_keys and not unit.partial:
+def _scope(claim: Unit, unit: Unit, units: Sequence[Unit] = ()) -> list[Finding]:
+    around = [u for u in units if u.source == unit.source and abs(u.sentence - unit.sentence) <= 1]
+    if "default" in claim.partial and "by default" in claim.text.lower() and "default" not in unit.all_keys \
+            and not unit.partial and not any("default" in u.all_keys for u in around):
+        # "by default" added ("the default value" says nothing of the kind; a "By default, ..." in the
+        # sentence beside the clause says it of what the claim combines)
         return [Finding("scope", CONTRADICTED, f"the passage does not say \"by default\": \"{short(unit.text)}\"")]
     if claim.exclusive and not unit.exclusive and "only" in claim.all_keys:
         return [Finding("scope", CONTRADICTED, f"the passage does not say \"only\": \"{short(unit.text)}\"")]

@@ -23,10 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag_system.grounding.asserts import stance_findings
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
-from rag_system.grounding.roots import abbreviates, opposites, same_meaning, synonyms
+from rag_system.grounding.roots import abbreviates, opposites, root, same_meaning, synonyms
 from rag_system.grounding.swaps import sides, swaps, turned
 from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
 from rag_system.grounding.words import PLAIN_QUALIFIERS
@@ -288,6 +289,16 @@ def _introduced(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
         u.source == unit.source and u.sentence == unit.sentence and u.text.rstrip().endswith(":") for u in units)
 
 
+#: Nouns that name what a sentence is ("the solution", "the default", "the reason"), not a thing or party.
+GENERIC_NOUNS = ("solution answer result way approach method option alternative thing default rule case example "
+                 "reason purpose effect fix workaround remedy")
+
+
+@lru_cache(maxsize=1)
+def _generic_nouns() -> frozenset[str]:
+    return frozenset(root(w) for w in GENERIC_NOUNS.split())
+
+
 def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
     """The clause's own word in the place the claim gives `word`, which the claim leaves out: a number
     for a number; a name or noun doing or undergoing what the clause says for one that does; a word
@@ -300,8 +311,8 @@ def _rival(word: Word, own: list[Word], keys: set[str]) -> Word | None:
         if w.key in keys or any(same_meaning(w.key, k) for k in keys) or \
                 abbreviates(w.text, word.text) or abbreviates(word.text, w.text):
             continue  # "ACK" for "acknowledgment" is the same word
-        if w.text.lower() in PLAIN_QUALIFIERS:
-            continue
+        if w.text.lower() in PLAIN_QUALIFIERS or w.key in _generic_nouns():
+            continue  # "The solution is to ...": a word for what is said, not a thing the claim replaced
         if word.phrase and w.phrase and same_meaning(word.phrase, w.phrase) and kind != "NUM" and \
                 kind_of(w) in ("NAME", "QUALITY") and any(same_meaning(w.phrase, k) for k in keys):
             return w  # another qualifier of the same noun: "the marshal format" for "the pickle format"

@@ -120,6 +120,9 @@ def modality(head: Any) -> str | None:
         for m in found:
             if strongest is None or rank[m] > rank[strongest]:
                 strongest = m
+    if strongest is None and head.dep_ == "ROOT" and head.tag_ == "VB" and head.lemma_.lower() not in FRAMING \
+            and not any(c.dep_ in ("nsubj", "nsubjpass", "aux") for c in head.children):
+        return "should"  # an instruction ("Recreate it at the new location") says what one should do
     return strongest
 
 

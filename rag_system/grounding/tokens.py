@@ -40,6 +40,9 @@ def pos(token: Any) -> str:
 _SCALED = re.compile(r"^[$€£]?(\d[\d,]*(?:\.\d+)?)(m|bn)$", re.IGNORECASE)
 
 
+_MEASURED = re.compile(r"^(\d[\d.,]*)-[A-Za-z]+$")
+
+
 def number_key(token: Any) -> str | None:
     """A number as digits ("ten" -> "10", "$45,000,000" -> "45000000", "45 million" -> "45000000").
     A number word counts when it is used as one: "one that includes it", "once the count ..." and
@@ -50,6 +53,9 @@ def number_key(token: Any) -> str | None:
         if token.tag_ != "CD" or token.lower_ == "one" and token.dep_ != "nummod":
             return None
     key = root(token.text)
+    measured = _MEASURED.match(token.text)
+    if measured:  # "2-byte", "36-month", "256-entry": the number of a measure written as one word
+        return root(measured.group(1))
     scaled = _SCALED.match(token.text.rstrip("."))
     if scaled:  # "$1.8M" read as one token (before a full stop)
         return str(int(float(scaled.group(1).replace(",", "")) * SCALES[scaled.group(2).lower()]))

@@ -145,7 +145,7 @@ sign,execute
 agreement,contract
 party,signatory
 document,file,record
-run,execute,operate
+run,execute,operate,invoke
 fail,crash
 connect,link
 message,packet,datagram
