@@ -1,7 +1,7 @@
 # Docent: `make run` sets everything up and starts the product (run_system.py:
 # RAG API, gateway and, once it exists, the frontend; Ctrl-C stops them),
-# `make test` sets everything up and runs the whole test suite (Rust, then the unit, integration and
-# browser layers: `make test-unit`, `make test-integration`, `make test-browser` run one layer each).
+# `make test` sets everything up and runs the whole test suite (`make lint`, Rust, then the unit, integration
+# and browser layers: `make test-unit`, `make test-integration`, `make test-browser` run one layer each).
 
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +14,7 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup setup-antiword setup-office setup-browser setup-debref setup-deploy deploy-wheels run test test-rust test-unit test-integration test-browser test-deploy clean-venv
+.PHONY: setup setup-antiword setup-office setup-browser setup-debref setup-deploy deploy-wheels run lint test test-rust test-unit test-integration test-browser test-deploy clean-venv
 
 setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json setup-antiword
 
@@ -109,7 +109,15 @@ run: setup
 
 # setup-browser comes first: it is the one prerequisite setup cannot provide without root.
 test: setup-browser setup-debref setup-office setup
-	$(MAKE) --no-print-directory test-rust test-unit test-integration test-browser
+	$(MAKE) --no-print-directory lint test-rust test-unit test-integration test-browser
+
+# rustfmt and clippy (warnings are errors) over native/; stubtest holds native/docent_native.pyi to the built
+# module (the installed copy, which $(STAMPS)/native rebuilds when the stub changes); ruff with pyproject.toml's rules.
+lint: $(STAMPS)/native
+	cd native && cargo fmt --check
+	cd native && cargo clippy --quiet --all-targets -- -D warnings
+	$(PY) -m mypy.stubtest docent_native --allowlist native/stubtest_allowlist.txt
+	$(PY) -m ruff check --quiet .
 
 test-rust:
 	cd native && cargo test --quiet
