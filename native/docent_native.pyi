@@ -47,7 +47,7 @@ class BadQuote(TypedDict):
     quote: str
 
 @type_check_only
-class Validation(TypedDict):
+class CitationReport(TypedDict):
     """The report of ``validate_citations``."""
 
     sentences: list[CitedSentence]
@@ -234,10 +234,10 @@ def parse_citations(text: str) -> list[tuple[int, int, list[int]]]:
 
 def validate_citations(
     answer: str, blocks: Sequence[str], min_quote_chars: int = 12
-) -> Validation:
+) -> CitationReport:
     """Check an answer's citations against its numbered source blocks.
 
-    Block ``n`` is ``blocks[n - 1]``. Returns a ``Validation``, keys in this order:
+    Block ``n`` is ``blocks[n - 1]``. Returns a ``CitationReport``, keys in this order:
 
     * ``"sentences"``: ``CitedSentence`` dicts, as ``parse_citations``.
     * ``"unknown"``: sorted unique cited numbers greater than ``len(blocks)``.

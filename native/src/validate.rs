@@ -34,7 +34,7 @@ pub struct BadQuote {
 
 /// Result of [`validate_citations`]; see the module docs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Validation {
+pub struct CitationReport {
     pub sentences: Vec<CitedSentence>,
     pub unknown: Vec<u32>,
     pub uncited: Vec<usize>,
@@ -104,7 +104,7 @@ pub fn validate_citations<S: AsRef<str>>(
     answer: &str,
     blocks: &[S],
     min_quote_chars: usize,
-) -> Result<Validation, NativeError> {
+) -> Result<CitationReport, NativeError> {
     if min_quote_chars < 1 {
         return Err(NativeError::MinQuoteChars);
     }
@@ -158,7 +158,7 @@ pub fn validate_citations<S: AsRef<str>>(
     unknown.dedup();
     let cited = sentences.iter().any(|s| !s.citations.is_empty());
     let valid = cited && unknown.is_empty() && uncited.is_empty() && bad_quotes.is_empty();
-    Ok(Validation {
+    Ok(CitationReport {
         sentences,
         unknown,
         uncited,
@@ -176,7 +176,7 @@ mod tests {
         "Paris is the capital of France.",
     ];
 
-    fn check(answer: &str) -> Validation {
+    fn check(answer: &str) -> CitationReport {
         validate_citations(answer, &BLOCKS, 12).unwrap()
     }
 
