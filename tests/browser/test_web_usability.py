@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
