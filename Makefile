@@ -1,7 +1,7 @@
 # Docent: `make run` sets everything up and starts the product (run_system.py:
 # RAG API, gateway and, once it exists, the frontend; Ctrl-C stops them),
-# `make test` sets everything up and runs the whole test suite (Rust, then the unit, integration and
-# browser layers: `make test-unit`, `make test-integration`, `make test-browser` run one layer each).
+# `make test` sets everything up and runs the whole test suite (`make lint`, Rust, then the unit, integration
+# and browser layers: `make test-unit`, `make test-integration`, `make test-browser` run one layer each).
 
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +14,7 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup setup-models setup-antiword setup-office setup-browser setup-debref run test test-rust test-unit test-integration test-browser clean-venv
+.PHONY: setup setup-models setup-antiword setup-office setup-browser setup-debref setup-deploy deploy-wheels run lint test test-rust test-unit test-integration test-browser test-deploy clean-venv
 
 setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lock.json setup-antiword setup-models
 
@@ -116,7 +116,15 @@ run: setup
 
 # setup-browser comes first: it is the one prerequisite setup cannot provide without root.
 test: setup-browser setup-debref setup-office setup
-	$(MAKE) --no-print-directory test-rust test-unit test-integration test-browser
+	$(MAKE) --no-print-directory lint test-rust test-unit test-integration test-browser
+
+# rustfmt and clippy (warnings are errors) over native/; stubtest holds native/docent_native.pyi to the built
+# module (the installed copy, which $(STAMPS)/native rebuilds when the stub changes); ruff with pyproject.toml's rules.
+lint: $(STAMPS)/native
+	cd native && cargo fmt --check
+	cd native && cargo clippy --quiet --all-targets -- -D warnings
+	$(PY) -m mypy.stubtest docent_native --allowlist native/stubtest_allowlist.txt
+	$(PY) -m ruff check --quiet .
 
 test-rust:
 	cd native && cargo test --quiet
@@ -133,6 +141,39 @@ test-integration: setup setup-debref setup-office
 
 test-browser: setup-browser setup
 	$(call PYTEST,tests/browser)
+
+# -- images that start: `make test-deploy` (tests/deploy; Documentation/operations.md, "Images built offline") --
+# Builds both images with Podman from a Debian bookworm base made here with debootstrap (no registry is
+# pulled from) with no network during the builds: every wheel comes from DEPLOY_WHEELS (PyPI's, with their
+# dependencies resolved, downloaded once, plus pip and setuptools, which `pip freeze` leaves out; llama.cpp's
+# from WHEELHOUSE; docent_native built here), then runs the compose stack. Not part of
+# `make test`: it takes about half an hour and some 25 GB of disk while it runs. Needs root (Podman, apt).
+DEPLOY_WHEELS ?= $(HOME)/.cache/docent/wheels/deploy
+export DOCENT_DEPLOY_WHEELS := $(DEPLOY_WHEELS)
+DEPLOY_TOOLS := podman runc debootstrap iptables
+
+setup-deploy:
+	@missing=""; for tool in $(DEPLOY_TOOLS); do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's$$missing (container builds for tests/deploy)"; apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman runc debootstrap \
+		iptables netavark aardvark-dns uidmap >/dev/null; \
+	else echo "error: make test-deploy needs$$missing: run 'sudo apt-get install podman runc debootstrap iptables'" >&2; exit 1; fi
+
+deploy-wheels: $(STAMPS)/requirements $(STAMPS)/native
+	@mkdir -p $(DEPLOY_WHEELS)
+	grep -v '^llama-cpp-python==' requirements.txt | $(PIP) wheel --quiet --find-links $(DEPLOY_WHEELS) \
+		-w $(DEPLOY_WHEELS) -r /dev/stdin pip==26.3 "setuptools==$$($(PY) -c 'import setuptools; print(setuptools.__version__)')"
+	cp $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP)-*.whl $(DEPLOY_WHEELS)/
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PIP) wheel --quiet --no-build-isolation --no-deps -w $(DEPLOY_WHEELS) ./native
+	@rm -rf $(DEPLOY_WHEELS)/models && mkdir -p $(DEPLOY_WHEELS)/models && cp -r $$($(PY) -c 'import os; \
+		from rag_system.indexing.model_files import CATALOG, installed, models_root as r; \
+		root = r(os.environ.get("DOCENT_MODELS_DIR", "")); print(*(root / n for n in CATALOG if installed(n, root)))') \
+		$(DEPLOY_WHEELS)/models/
+
+test-deploy: setup setup-deploy deploy-wheels
+	DOCENT_TEST_DEPLOY=1 $(PY) -m pytest -q -s tests/deploy
 
 clean-venv:
 	rm -rf $(VENV)

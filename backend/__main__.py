@@ -2,7 +2,8 @@
 
 `python -m backend import-localgpt --db …` imports a localGPT install (backend/import_cli.py);
 `python -m backend create-user NAME --role R --password-stdin` and `python -m backend audit verify`
-manage accounts (backend/accounts_cli.py).
+manage accounts (backend/accounts_cli.py); `python -m backend backup <dir>` and `restore <dir>`
+back up a running Docent and restore it into an empty data folder (backend/backup_cli.py).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from backend.accounts_cli import audit
 
         return audit(argv[1:])
+    if argv[:1] in (["backup"], ["restore"]):
+        from backend.backup_cli import backup_main, restore_main
+
+        return (backup_main if argv[0] == "backup" else restore_main)(argv[1:])
     if argv[:1] == ["import-localgpt"]:
         from backend.import_cli import main as import_main
 

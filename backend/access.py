@@ -102,6 +102,13 @@ def _document(store: Store, who: Principal, params: dict[str, str]) -> None:
         raise forbidden("document_forbidden", "this document belongs to an index that is not shared with you")
 
 
+def _message(store: Store, who: Principal, params: dict[str, str]) -> None:
+    """A message is readable by whoever may read its conversation."""
+    found = store.get_message(params["message_id"])
+    if found is not None and not owns_session(store, who, found["session_id"]):
+        raise forbidden("message_forbidden", "this message belongs to someone else's conversation")
+
+
 def _nobody(store: Store, who: Principal, params: dict[str, str]) -> None:
     """Anyone signed in: the handler itself narrows what is listed to the caller's own."""
 
@@ -135,6 +142,7 @@ POLICY: dict[tuple[str, str], Rule] = {
     ("GET", "/sessions/cleanup"): rule(),
     ("GET", "/sessions/{session_id}"): rule(_session),
     ("GET", "/sessions/{session_id}/history"): rule(_session),
+    ("GET", "/sessions/{session_id}/export"): rule(_session),
     ("DELETE", "/sessions/{session_id}"): rule(_session, audit="delete", target="session_id"),
     ("POST", "/sessions/{session_id}/rename"): rule(_session),
     ("POST", "/sessions/{session_id}/messages"): rule(_session, audit="chat", target="session_id", limit="chat"),
@@ -152,6 +160,8 @@ POLICY: dict[tuple[str, str], Rule] = {
     ("DELETE", "/indexes/{index_id}"): rule(_index("owner"), audit="delete", target="index_id"),
     ("POST", "/indexes/{index_id}/upload"): rule(_editor, _index("write"), audit="upload", target="index_id",
                                                  limit="upload"),
+    ("DELETE", "/indexes/{index_id}/documents/{document_id}"): rule(_editor, _index("write"), audit="delete_document",
+                                                                    target="index_id"),
     ("POST", "/indexes/{index_id}/build"): rule(_editor, _index("write"), audit="build", target="index_id"),
     ("GET", "/indexes/{index_id}/jobs/{job_id}"): rule(_index("read")),
     ("GET", "/indexes/{index_id}/sync"): rule(_index("read")),
@@ -161,8 +171,11 @@ POLICY: dict[tuple[str, str], Rule] = {
     ("GET", "/indexes/{index_id}/shares"): rule(_index("read")),
     ("POST", "/indexes/{index_id}/shares"): rule(_index("owner"), audit="share", target="index_id"),
     ("DELETE", "/indexes/{index_id}/shares/{grantee}"): rule(_index("owner"), audit="unshare", target="index_id"),
+    ("POST", "/messages/{message_id}/feedback"): rule(_message, audit="feedback", target="message_id"),
+    ("GET", "/feedback"): rule(_admin),
     ("GET", "/documents/{document_id}/pages/{page}.png"): rule(_document),
     ("GET", "/documents/{document_id}/file"): rule(_document),
+    ("POST", "/verify"): rule(audit="verify", limit="chat"),  # the handler checks the indexes the body names
     ("GET", "/v1/models"): rule(),
     ("POST", "/v1/chat/completions"): rule(audit="chat", limit="chat"),
     # accounts (backend/handlers_auth.py, backend/handlers_admin.py)

@@ -23,8 +23,8 @@ from backend import audit_head
 from backend.store_library import now
 
 GENESIS = "0" * 64
-ACTIONS = ("login", "login_failed", "logout", "upload", "build", "delete", "share", "unshare", "chat",
-           "user_created", "user_changed", "token_created", "token_revoked")
+ACTIONS = ("login", "login_failed", "logout", "upload", "build", "delete", "share", "unshare", "chat", "verify",
+           "user_created", "user_changed", "token_created", "token_revoked", "feedback", "delete_document")
 
 
 def row_hash(prev: str, seq: int, at: str, actor: str, action: str, target: str, address: str, detail: str) -> str:

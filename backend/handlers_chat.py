@@ -75,11 +75,14 @@ def message_of(data: dict[str, Any]) -> str:
 
 def post_message(app: App, req: Request) -> Response:
     sid = req.params["session_id"]
-    if app.store.get_session(sid) is None:
+    session = app.store.get_session(sid)
+    if session is None:
         raise not_found("session", sid)
     data = req.json()
     message = message_of(data)
     options = normalize_options(data)
+    if session.get("model_used") and not options.get("model") and not options.get("backend"):
+        options["model"] = session["model_used"]  # the conversation's model answers it (the RAG API checks it)
     turn_id = turn_id_of(data, required=False)
     index_ids = app.store.session_index_ids(sid)
     for iid in index_ids:  # a share revoked after the index was linked is refused here, before retrieval

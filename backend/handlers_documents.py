@@ -45,9 +45,12 @@ def page_image(app: App, req: Request) -> Response:
     raw_dpi = req.query_value("dpi")
     if raw_dpi is not None and not raw_dpi.isdigit():
         raise ApiError(400, "invalid_dpi", "dpi must be a whole number")
-    png = app.pages.render(str(path), doc["sha256"], int(raw_page), req.query_value("highlight"),
-                           int(raw_dpi) if raw_dpi else DEFAULT_DPI)
-    return Response(200, png, content_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+    png, found = app.pages.render_marked(str(path), doc["sha256"], int(raw_page), req.query_value("highlight"),
+                                         int(raw_dpi) if raw_dpi else DEFAULT_DPI)
+    headers = {"Cache-Control": "private, max-age=3600"}
+    if found is not None:  # whether the highlighted text is on this page (the viewer looks on when it is not)
+        headers["X-Docent-Highlight"] = "found" if found else "not-found"
+    return Response(200, png, content_type="image/png", headers=headers)
 
 
 def original_file(app: App, req: Request) -> Response:

@@ -56,6 +56,22 @@ def delete_index(app: App, req: Request) -> Response:
                           "table_deleted": table_deleted, "files_removed": removed})
 
 
+def delete_document(app: App, req: Request) -> Response:
+    """One document out of the index: its chunks through the RAG API (the single writer) first, then its
+    row, then its uploaded file. If the RAG API cannot remove the chunks, nothing else changes."""
+    index = index_or_404(app, req.params["index_id"])
+    doc = app.store.index_document(index["id"], req.params["document_id"])
+    if doc is None:
+        raise ApiError(404, "document_not_found", f"index {index['name']!r} has no document "
+                       f"{req.params['document_id']!r} (already deleted, or in another index)")
+    had_chunks = app.rag.remove_document(index["id"], doc["sha256"], doc["stored_path"], req.request_id)
+    removed = remove_files(app, app.store.remove_documents([doc["id"]]))
+    req.audit.update(document_id=doc["id"], filename=doc["filename"])
+    return Response.json({"message": f"Removed {doc['filename']}", "deleted": True, "index_id": index["id"],
+                          "document_id": doc["id"], "filename": doc["filename"], "chunks_removed": had_chunks,
+                          "files_removed": removed, "index": present_index(app.store.get_index(index["id"]))})
+
+
 def upload(app: App, req: Request) -> Response:
     index = index_or_404(app, req.params["index_id"])
     saved = store_uploads(app, req, index_id=index["id"])

@@ -23,7 +23,8 @@ from backend.access import can_read_index
 from backend.app import App
 from backend.principal import Principal
 from backend.handlers_chat import MAX_MESSAGE_CHARS, display_names
-from backend.web import Request
+from backend.openai_sources import annotations, sources, sources_text
+from backend.web import Request, public_base
 from common.errors import ApiError, DomainError
 from common.http import Response
 from common.sse import read_frames
@@ -112,8 +113,9 @@ def _text(content: Any) -> str | None:
     return None
 
 
-def _extension(result: dict[str, Any], ignored_system: bool) -> dict[str, Any]:
+def _extension(result: dict[str, Any], ignored_system: bool, base_url: str) -> dict[str, Any]:
     ext = {k: result.get(k) for k in _EXTENSION if k in result}
+    ext["sources"] = sources(result.get("citations") or [], base_url)
     if ignored_system:
         ext["warnings"] = [*(ext.get("warnings") or []),
                            "system messages are not used: Docent's answering rules are fixed (it cites its sources)"]
@@ -132,16 +134,19 @@ def chat_completions(app: App, req: Request) -> Response:
     req.audit["indexes"] = payload["indexes"]
     system = any(isinstance(m, dict) and m.get("role") in ("system", "developer") for m in data["messages"])
     created, cid = int(time.time()), f"chatcmpl-{uuid.uuid4().hex}"
+    base = public_base(req)
     if data.get("stream") is True:
         upstream = app.rag.open_chat_stream(payload, req.request_id)
-        return Response(200, _stream(upstream, cid, created, model, system), content_type="text/event-stream",
+        return Response(200, _stream(upstream, cid, created, model, system, base), content_type="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     result = display_names(app.rag.chat(payload, req.request_id))
+    citations = result.get("citations") or []
+    content = result.get("answer", "") + sources_text(citations)
+    message = {"role": "assistant", "content": content, "annotations": annotations(content, citations, base)}
     return Response.json({
         "id": cid, "object": "chat.completion", "created": created, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": result.get("answer", "")},
-                     "finish_reason": "stop", "logprobs": None}],
-        "usage": _usage(result), PREFIX: _extension(result, system)})
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+        "usage": _usage(result), PREFIX: _extension(result, system, base)})
 
 
 def _chunk(cid: str, created: int, model: str, delta: dict[str, Any], finish: str | None,
@@ -151,8 +156,9 @@ def _chunk(cid: str, created: int, model: str, delta: dict[str, Any], finish: st
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
 
 
-def _stream(upstream: Any, cid: str, created: int, model: str, system: bool) -> Iterator[bytes]:
-    """OpenAI's chunk stream: the role, a delta per token, the checked answer if it differs, usage and citations."""
+def _stream(upstream: Any, cid: str, created: int, model: str, system: bool, base: str) -> Iterator[bytes]:
+    """OpenAI's chunk stream: the role, a delta per token, the checked answer if it differs, the sources list
+    (with the annotations of the checked answer's markers), then usage and citations."""
     streamed: list[str] = []
     try:
         yield _chunk(cid, created, model, {"role": "assistant", "content": ""}, None)
@@ -168,8 +174,8 @@ def _stream(upstream: Any, cid: str, created: int, model: str, system: bool) -> 
             if event != "complete":
                 continue
             result = display_names(data)
-            answer = result.get("answer", "")
-            tail, ext = _after_tokens("".join(streamed), answer), _extension(result, system)
+            answer, citations = result.get("answer", ""), result.get("citations") or []
+            tail, ext = _after_tokens("".join(streamed), answer), _extension(result, system, base)
             ext["answer"] = answer  # the checked answer, whatever the deltas said
             if streamed and tail:
                 ext["streamed_draft_replaced"] = True
@@ -177,6 +183,13 @@ def _stream(upstream: Any, cid: str, created: int, model: str, system: bool) -> 
                                    f"as written ({result.get('answer_source')}): the checked answer follows it"]
             if tail:
                 yield _chunk(cid, created, model, {"content": tail}, None)
+            listed = sources_text(citations)
+            if listed:  # the markers of the checked answer (the last text before the list) get their annotations
+                content = "".join(streamed) + tail + listed
+                start = len(content) - len(listed) - len(answer) if tail or not streamed else 0
+                yield _chunk(cid, created, model, {"content": listed,
+                                                   "annotations": annotations(content, citations, base, max(start, 0))},
+                             None)
             yield _chunk(cid, created, model, {}, "stop", usage=_usage(result), **{PREFIX: ext})
             break
     except (OSError, ValueError):

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from backend.access import can_read_index
 from backend.app import App
+from backend.handlers_feedback import public as public_feedback, rater_of
 from backend.history import DEFAULT_MESSAGES, MAX_MESSAGES, conversation
 from backend.builds import refresh_if_building
 from backend.legacy import present, present_index
 from backend.library import remove_files, start_build, store_uploads
+from backend.session_export import session_markdown
 from backend.store import DEFAULT_TITLE
-from backend.web import Request, not_found, optional_str, require_str
+from backend.store_library import now
+from backend.web import Request, not_found, optional_str, public_base, require_str
 from common.errors import ApiError
 from common.http import Response
 
@@ -53,8 +57,27 @@ def create_session(app: App, req: Request) -> Response:
 
 def get_session(app: App, req: Request) -> Response:
     session = _session(app, req.params["session_id"])
-    messages = [present(m) for m in app.store.get_messages(session["id"])]
+    ratings = app.store.ratings_for_session(session["id"], rater_of(req.principal))
+    messages = [_with_rating(present(m), ratings) for m in app.store.get_messages(session["id"])]
     return Response.json({"session": session, "messages": messages})
+
+
+def _with_rating(message: dict[str, Any], ratings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """An answer carries the caller's own rating (`feedback`), so the web app shows it after a reload."""
+    found = ratings.get(message["id"])
+    return {**message, "feedback": public_feedback(found)} if found else message
+
+
+def export_session(app: App, req: Request) -> Response:
+    """The conversation as Markdown (`format=md`, the only format): answers, citations, page links."""
+    session = _session(app, req.params["session_id"])
+    fmt = req.query_value("format") or "md"
+    if fmt not in ("md", "markdown"):
+        raise ApiError(400, "invalid_field", "'format' must be md (Markdown)")
+    text = session_markdown(session, app.store.get_messages(session["id"]), public_base(req), now())
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", session["title"]).strip("-")[:60] or "conversation"
+    return Response(200, text, content_type="text/markdown; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{name}.md"'})
 
 
 def session_history(app: App, req: Request) -> Response:
@@ -65,7 +88,7 @@ def session_history(app: App, req: Request) -> Response:
         raise ApiError(400, "invalid_field", f"'limit' must be an integer from 1 to {MAX_MESSAGES}")
     limit = int(raw) if raw is not None else DEFAULT_MESSAGES
     history = conversation(app.store, session["id"], limit, req.query_value("exclude_turn"))
-    return Response.json({"session_id": session["id"], "history": history})
+    return Response.json({"session_id": session["id"], "history": history, "model_used": session["model_used"]})
 
 
 def delete_session(app: App, req: Request) -> Response:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from backend.app import App
-from backend.handlers_auth import client_address
 from backend.library import index_or_404
 from backend.store_sharing import ACCESS, EVERYONE
 from backend.web import Request, require_str

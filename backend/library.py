@@ -44,7 +44,8 @@ def store_uploads(app: App, req: Request, *, index_id: str | None = None,
 def start_build(app: App, index_id: str, options: dict[str, Any], request_id: str) -> dict[str, Any]:
     """Ask the RAG API to (incrementally) index every uploaded file of the index; returns its job."""
     index = index_or_404(app, index_id)
-    paths = [d["stored_path"] for d in index["documents"]]
+    replaced = [d for d in index["documents"] if d.get("replaced")]
+    paths = [d["stored_path"] for d in index["documents"] if not d.get("replaced")]
     if not paths:
         raise ApiError(400, "no_documents", "the index has no documents: upload files first")
     embedder = (options or {}).get("embedder") or index["metadata"].get("embedder")
@@ -52,7 +53,10 @@ def start_build(app: App, index_id: str, options: dict[str, Any], request_id: st
         raise ApiError(400, "invalid_field", "'embedder' must be a string")
     legacy = read_build_options(options or {})
     result = app.rag.start_index(index_id, paths, request_id, embedder or None, chunk_size=legacy.chunk_size,
-                                 embedding_model=None if embedder else legacy.embedding_model)
+                                 embedding_model=None if embedder else legacy.embedding_model,
+                                 remove_paths=[d["stored_path"] for d in replaced])
+    if replaced:  # the build drops their chunks: the rows and files of the older uploads go now
+        remove_files(app, app.store.remove_documents([d["id"] for d in replaced]))
     result["warnings"] = [*legacy.warnings, *(result.get("warnings") or [])]
     job_id = result.get("job_id")
     if not isinstance(job_id, str) or not job_id:

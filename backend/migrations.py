@@ -154,6 +154,23 @@ MIGRATIONS: tuple[str, ...] = (
         mac TEXT NOT NULL
     );
     """,
+    # 5: ratings of answers (Documentation/api-gateway.md#feedback): one per person and answer, changeable;
+    # `turn` is the rated turn as it was (question, answer, citations, answer_source, indexes, options),
+    # so an export reads the same whatever happens to the index afterwards. `rater` is the user id,
+    # or '' in single-user mode. A deleted conversation takes its ratings with it.
+    """
+    CREATE TABLE feedback (
+        message_id  TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        rater       TEXT NOT NULL,
+        rating      TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+        comment     TEXT NOT NULL DEFAULT '',
+        turn        TEXT NOT NULL DEFAULT '{}',
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        PRIMARY KEY (message_id, rater)
+    );
+    CREATE INDEX feedback_by_update ON feedback(updated_at);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -47,23 +47,32 @@ class PageRenderer:
     def render(self, pdf_path: str, sha256: str, page: int, highlight: str | None = None,
                dpi: int = DEFAULT_DPI) -> bytes:
         """PNG bytes of 1-based `page`; 404 for a page the document does not have."""
+        return self.render_marked(pdf_path, sha256, page, highlight, dpi)[0]
+
+    def render_marked(self, pdf_path: str, sha256: str, page: int, highlight: str | None = None,
+                      dpi: int = DEFAULT_DPI) -> tuple[bytes, bool | None]:
+        """The PNG, and whether the highlight text was found on the page (None: none asked for), so a
+        viewer can look for the cited sentence on the next page of the passage when it is not here."""
         if not MIN_DPI <= dpi <= MAX_DPI:
             raise ApiError(400, "invalid_dpi", f"dpi must be between {MIN_DPI} and {MAX_DPI}")
         text = " ".join((highlight or "").split())[:MAX_HIGHLIGHT_CHARS]
         key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text else "plain"
         cached = self.cache_dir / sha256 / f"p{page}_d{dpi}_{key}.png"
+        missed = cached.with_name(cached.name + ".miss")  # present: the text is not on this page
         if cached.is_file():
-            return cached.read_bytes()
-        png = self._in_worker(pdf_path, page, text, dpi)
+            return cached.read_bytes(), (not missed.exists()) if text else None
+        png, found = self._in_worker(pdf_path, page, text, dpi)
         tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
+            if text and not found:
+                missed.touch()
             tmp.write_bytes(png)
             os.replace(tmp, cached)
         except OSError as exc:  # a full disk costs the cache, not the page
             log.warning("page cache not written (%s): %s", cached.name, exc)
             tmp.unlink(missing_ok=True)
-        return png
+        return png, found if text else None
 
     def close(self) -> None:
         with self._lock:
@@ -71,7 +80,7 @@ class PageRenderer:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _in_worker(self, pdf_path: str, page: int, text: str, dpi: int) -> bytes:
+    def _in_worker(self, pdf_path: str, page: int, text: str, dpi: int) -> tuple[bytes, bool]:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
@@ -80,7 +89,7 @@ class PageRenderer:
             pool = self._pool
             self._busy += 1
         try:
-            outcome = pool.submit(render_page, pdf_path, page, text, dpi).result(timeout=RENDER_TIMEOUT_S)
+            outcome = pool.submit(render_page_marked, pdf_path, page, text, dpi).result(timeout=RENDER_TIMEOUT_S)
         except BrokenProcessPool as exc:
             with self._lock:
                 if self._pool is pool:
@@ -92,8 +101,8 @@ class PageRenderer:
             with self._lock:
                 self._busy -= 1
                 self._last_used = time.monotonic()
-        if isinstance(outcome, bytes):
-            return outcome
+        if isinstance(outcome[0], bytes):
+            return outcome[0], bool(outcome[1])
         status, code, message = outcome
         raise ApiError(status, code, message)
 
@@ -111,7 +120,14 @@ class PageRenderer:
 
 
 def render_page(pdf_path: str, page_no: int, text: str, dpi: int) -> bytes | tuple[int, str, str]:
-    """Runs in the worker process: PNG bytes, or (status, code, message) for the client."""
+    """PNG bytes, or (status, code, message) for the client."""
+    outcome = render_page_marked(pdf_path, page_no, text, dpi)
+    return outcome[0] if isinstance(outcome[0], bytes) else outcome  # type: ignore[return-value]
+
+
+def render_page_marked(pdf_path: str, page_no: int, text: str,
+                       dpi: int) -> tuple[bytes, bool] | tuple[int, str, str]:
+    """Runs in the worker process: (PNG bytes, whether the text was found), or (status, code, message)."""
     import pymupdf  # heavy: only ever imported in the worker
 
     try:
@@ -124,12 +140,12 @@ def render_page(pdf_path: str, page_no: int, text: str, dpi: int) -> bytes | tup
         if not 1 <= page_no <= doc.page_count:
             return 404, "page_not_found", f"page {page_no} does not exist; the document has {doc.page_count} page(s)"
         page = doc[page_no - 1]
-        if text:
-            for rect in find_spans(page, text):
-                annot = page.add_highlight_annot(rect)
-                annot.set_colors(stroke=HIGHLIGHT_RGB)
-                annot.update()
-        return bytes(page.get_pixmap(dpi=dpi, annots=True).tobytes("png"))
+        spans = find_spans(page, text) if text else []
+        for rect in spans:
+            annot = page.add_highlight_annot(rect)
+            annot.set_colors(stroke=HIGHLIGHT_RGB)
+            annot.update()
+        return bytes(page.get_pixmap(dpi=dpi, annots=True).tobytes("png")), bool(spans)
     finally:
         doc.close()
 

@@ -39,11 +39,16 @@ class RagClient:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._call("POST", "/chat", payload, timeout=self.timeout_s, request_id=request_id)[1]
 
+    def verify(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
+        """`POST /verify` (a long text over an index is one search per sentence: the chat timeout)."""
+        return self._call("POST", "/verify", payload, timeout=self.timeout_s, request_id=request_id)[1]
+
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
                     embedder: str | None = None, *, chunk_size: int | None = None,
-                    embedding_model: str | None = None) -> dict[str, Any]:
+                    embedding_model: str | None = None, remove_paths: list[str] | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"index": index, "paths": paths, **({"embedder": embedder} if embedder else {})}
-        body.update({k: v for k, v in (("chunk_size", chunk_size), ("embedding_model", embedding_model)) if v})
+        body.update({k: v for k, v in (("chunk_size", chunk_size), ("embedding_model", embedding_model),
+                                       ("remove_paths", remove_paths)) if v})
         return self._call("POST", "/index", body, timeout=self.index_timeout_s, request_id=request_id)[1]
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
@@ -60,6 +65,14 @@ class RagClient:
                                request_id=request_id, accept_status=(200, 404))
         return status == 200
 
+    def remove_document(self, name: str, document_id: str, path: str, request_id: str | None = None) -> bool:
+        """Remove one document's chunks from an index; False when the RAG API has no such index or
+        document there (nothing to remove)."""
+        status, _ = self._call("DELETE", f"/indexes/{quote(name, safe='')}/documents/{quote(document_id, safe='')}"
+                               f"?path={quote(path, safe='')}", timeout=self.index_timeout_s,
+                               request_id=request_id, accept_status=(200, 404))
+        return status == 200
+
     def sync(self, method: str, name: str, tail: str = "", payload: dict[str, Any] | None = None,
              request_id: str | None = None) -> tuple[int, dict[str, Any]]:
         """`/indexes/<name>/sync<tail>` (status, trigger, bind, unbind of synced folders), status and body."""
@@ -72,6 +85,10 @@ class RagClient:
         Failures before the stream starts raise the same `ApiError`s as every call."""
         return self._open("POST", "/chat/stream", payload, timeout=self.timeout_s, request_id=request_id,
                           accept="text/event-stream")
+
+    def open_backup(self) -> Any:
+        """The RAG API's index store as an open tar stream (`POST /backup`; backend/backup.py reads it)."""
+        return self._open("POST", "/backup", {}, timeout=self.timeout_s, accept="application/x-tar")
 
     # -- transport -------------------------------------------------------------
     def _call(self, method: str, path: str, payload: dict[str, Any] | None = None, *, timeout: float,

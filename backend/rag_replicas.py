@@ -122,14 +122,20 @@ class RagReplicas:
     def chat(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
         return self._spread(lambda c: c.chat(payload, request_id))
 
+    def verify(self, payload: dict[str, Any], request_id: str | None = None) -> dict[str, Any]:
+        return self._spread(lambda c: c.verify(payload, request_id))
+
     def open_chat_stream(self, payload: dict[str, Any], request_id: str | None = None) -> Any:
         return self._spread(lambda c: c.open_chat_stream(payload, request_id))
 
     def start_index(self, index: str, paths: list[str], request_id: str | None = None,
                     embedder: str | None = None, *, chunk_size: int | None = None,
-                    embedding_model: str | None = None) -> dict[str, Any]:
+                    embedding_model: str | None = None, remove_paths: list[str] | None = None) -> dict[str, Any]:
         return self.writer.start_index(index, paths, request_id, embedder, chunk_size=chunk_size,
-                                       embedding_model=embedding_model)
+                                       embedding_model=embedding_model, remove_paths=remove_paths)
+
+    def remove_document(self, name: str, document_id: str, path: str, request_id: str | None = None) -> bool:
+        return self.writer.remove_document(name, document_id, path, request_id)
 
     def job(self, job_id: str, request_id: str | None = None) -> dict[str, Any]:
         return self.writer.job(job_id, request_id)

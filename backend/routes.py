@@ -6,6 +6,7 @@ from backend import handlers_chat as chat
 from backend import handlers_admin as admin
 from backend import handlers_auth as auth
 from backend import handlers_documents as documents
+from backend import handlers_feedback as feedback
 from backend import handlers_indexes as indexes
 from backend import handlers_llm as llm
 from backend import handlers_openai as openai
@@ -13,6 +14,7 @@ from backend import handlers_sessions as sessions
 from backend import handlers_shares as shares
 from backend import handlers_sync as sync
 from backend import handlers_system as system
+from backend import handlers_verify as verify
 from backend import turn_save
 from common.http import Route, RouteTable
 
@@ -27,6 +29,7 @@ TABLE: tuple[Route, ...] = (
     Route("GET", "/sessions/cleanup", sessions.cleanup_sessions),  # before the {session_id} pattern
     Route("GET", "/sessions/{session_id}", sessions.get_session),
     Route("GET", "/sessions/{session_id}/history", sessions.session_history),
+    Route("GET", "/sessions/{session_id}/export", sessions.export_session),
     Route("DELETE", "/sessions/{session_id}", sessions.delete_session),
     Route("POST", "/sessions/{session_id}/rename", sessions.rename_session),
     Route("POST", "/sessions/{session_id}/messages", chat.post_message),
@@ -42,14 +45,18 @@ TABLE: tuple[Route, ...] = (
     Route("GET", "/indexes/{index_id}", indexes.get_index),
     Route("DELETE", "/indexes/{index_id}", indexes.delete_index),
     Route("POST", "/indexes/{index_id}/upload", indexes.upload),
+    Route("DELETE", "/indexes/{index_id}/documents/{document_id}", indexes.delete_document),
     Route("POST", "/indexes/{index_id}/build", indexes.build),
     Route("GET", "/indexes/{index_id}/jobs/{job_id}", indexes.job),
     Route("GET", "/indexes/{index_id}/sync", sync.status),
     Route("POST", "/indexes/{index_id}/sync", sync.trigger),
     Route("POST", "/indexes/{index_id}/sync/folders", sync.bind),
     Route("DELETE", "/indexes/{index_id}/sync/folders", sync.unbind),
+    Route("POST", "/messages/{message_id}/feedback", feedback.rate),
+    Route("GET", "/feedback", feedback.export),
     Route("GET", "/documents/{document_id}/pages/{page}.png", documents.page_image),
     Route("GET", "/documents/{document_id}/file", documents.original_file),
+    Route("POST", "/verify", verify.verify),  # the verifier on any text (issue 41); indexes checked in the handler
     # The OpenAI-compatible door (model `docent/<index name>`), same bearer token.
     Route("GET", "/v1/models", openai.list_models),
     Route("POST", "/v1/chat/completions", openai.chat_completions),

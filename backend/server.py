@@ -40,7 +40,7 @@ class GatewayHandler(JsonRequestHandler):
     server_version = "DocentGateway/0.1"
     service_name = "gateway"
     allow_headers = "Authorization, Content-Type, X-Request-ID, X-CSRF-Token"
-    expose_headers = "X-Request-ID, Content-Disposition"
+    expose_headers = "X-Request-ID, Content-Disposition, X-Docent-Highlight"
     body_limit_setting = "DOCENT_MAX_UPLOAD_MB"
     log, access_log = log, logging.getLogger("backend.access")
 

@@ -21,6 +21,7 @@ from typing import Any
 from backend.audit import AuditRows
 from backend.migrations import migrate
 from backend.store_accounts import AccountRows
+from backend.store_feedback import FeedbackRows
 from backend.store_library import LibraryRows, new_id, now
 from backend.store_sharing import SharingRows
 from common.errors import DomainError
@@ -65,7 +66,7 @@ def title_from(message: str) -> str:
     return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-class Store(LibraryRows, AccountRows, SharingRows, AuditRows):
+class Store(LibraryRows, AccountRows, SharingRows, AuditRows, FeedbackRows):
     def __init__(self, path: Path, max_idle: int = 8, busy_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s

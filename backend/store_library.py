@@ -98,6 +98,9 @@ class LibraryRows:
                           "size, created_at) VALUES (?,?,?,?,?,?,?,?)",
                           (did, index_id, session_id, filename, stored_path, sha256, size, now()))
                 row = c.execute("SELECT * FROM index_documents WHERE id = ?", (did,)).fetchone()
+            elif index_id:  # uploaded again: it is the newest version of its name again
+                c.execute("UPDATE index_documents SET created_at = ? WHERE id = ?", (now(), row["id"]))
+                row = c.execute("SELECT * FROM index_documents WHERE id = ?", (row["id"],)).fetchone()
         return _document(row)
 
     def session_documents(self, session_id: str) -> list[dict[str, Any]]:
@@ -122,6 +125,25 @@ class LibraryRows:
         with self._write() as c:
             c.execute("UPDATE index_documents SET status = ?, page_count = COALESCE(?, page_count), error = ? "
                       "WHERE id = ?", (status, page_count, error, document_id))
+
+    def index_document(self, index_id: str, ident: str) -> dict[str, Any] | None:
+        """A document of this index by its id or its content sha256 (the newest upload of that content)."""
+        with self._conn() as c:
+            row = c.execute("SELECT * FROM index_documents WHERE index_id = ? AND (id = ? OR sha256 = ?) "
+                            "ORDER BY (id = ?) DESC, created_at DESC LIMIT 1",
+                            (index_id, ident, ident, ident)).fetchone()
+        return _document(row) if row else None
+
+    def remove_documents(self, document_ids: list[str]) -> list[str]:
+        """Delete these document rows; returns the stored paths no other row refers to (safe to delete)."""
+        with self._write() as c:
+            paths = [r["stored_path"] for r in c.execute(
+                f"SELECT stored_path FROM index_documents WHERE id IN ({','.join('?' * len(document_ids))})",
+                document_ids).fetchall()] if document_ids else []
+            for did in document_ids:
+                c.execute("DELETE FROM index_documents WHERE id = ?", (did,))
+            return [p for p in dict.fromkeys(paths)
+                    if c.execute("SELECT 1 FROM index_documents WHERE stored_path = ?", (p,)).fetchone() is None]
 
     def find_document(self, ident: str) -> dict[str, Any] | None:
         """A document by its id, or by its content sha256 (what citations carry; a mailbox's message,
@@ -174,9 +196,15 @@ def _document(row: sqlite3.Row) -> dict[str, Any]:
 
 
 def _index(row: sqlite3.Row, documents: list[dict[str, Any]]) -> dict[str, Any]:
+    # A file uploaded again under the same name replaces the older upload at the next build (its
+    # chunks go in that build: backend/library.py); until then the older one is listed as `replaced`.
+    latest = {d["filename"]: d["id"] for d in documents}  # in upload order: the last one wins
+    for d in documents:
+        d["replaced"] = latest[d["filename"]] != d["id"]
+    current = [d for d in documents if not d["replaced"]]
     return {"id": row["id"], "name": row["name"], "description": row["description"],
             "created_at": row["created_at"], "updated_at": row["updated_at"],
             "vector_table_name": row["vector_table_name"], "metadata": json.loads(row["metadata"]),
-            "session_id": row["session_id"], "documents": documents, "document_count": len(documents),
+            "session_id": row["session_id"], "documents": documents, "document_count": len(current),
             # the searchable pages: a failed file's pages are listed on it but not in the total
-            "page_count": sum(d["page_count"] or 0 for d in documents if d["status"] != "failed")}
+            "page_count": sum(d["page_count"] or 0 for d in current if d["status"] != "failed")}

@@ -52,6 +52,10 @@ def save_turn(app: App, req: Request) -> Response:
     session = _session(app, sid)
     meta = split_steps({k: v for k, v in display_names(data).items() if k in ANSWER_META and v is not None})
     meta.update(status=status, error=error, saved_by="rag_api")
+    if isinstance(data.get("indexes"), list):  # what the turn searched and how (kept for ratings, exports)
+        meta["indexes"] = [i for i in data["indexes"] if isinstance(i, str)]
+    if isinstance(data.get("options"), dict):
+        meta["options"] = data["options"]
     content = answer or _placeholder(status, error)
     if status != "complete":
         created, (user, bot) = app.store.save_turn(sid, turn_id, question, content, meta)

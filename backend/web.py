@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -107,6 +108,19 @@ class Request:
 
 
 Handler = Callable[[Any, Request], Response]
+
+_HOST = re.compile(r"^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$")
+
+
+def public_base(req: Request) -> str:
+    """The gateway's address as the caller reached it (`Host`, and `X-Forwarded-Proto` behind a proxy),
+    for absolute links in what it sends away (an exported conversation's page links)."""
+    host = req.headers.get("X-Forwarded-Host") or req.headers.get("Host") or ""
+    host = host.split(",")[0].strip()
+    if not _HOST.match(host):
+        host = "127.0.0.1"
+    proto = (req.headers.get("X-Forwarded-Proto") or "http").split(",")[0].strip().lower()
+    return f"{proto if proto in ('http', 'https') else 'http'}://{host}"
 
 
 def require_str(data: dict[str, Any], name: str, *, max_len: int = 10_000, allow_empty: bool = False) -> str:

@@ -52,6 +52,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "negation_rows": len(negation),
         "stance_errors": sum(1 for r in judged if r["stance_error"]),
         "stance_unjudged": sum(1 for r in negation if not r["refused"] and r.get("stance_error") is None),
+        # Yes/no rows whose answer opens with the right "Yes"/"No" (a refusal or no reply word is wrong).
+        "yes_no_right_rate": _rate(sum(1 for r in negation if r.get("reply_right")), len(negation)),
         "unsupported_fact_rows": sum(1 for r in rows if r.get("unsupported_facts")),
         "unsupported_facts": sum(len(r.get("unsupported_facts") or []) for r in rows),
         "numeric_rows": len(numeric),
@@ -74,7 +76,7 @@ COLUMNS = (
     ("n", "n", 4), ("valid", "citation_validity", 6), ("fact", "cited_fact_recall", 6),
     ("in_ev", "evidence_fact_recall", 6), ("refuse_ans", "answerable_refusal_rate", 10),
     ("refuse_una", "unanswerable_refusal_rate", 10), ("polarity", "polarity_error_rows", 8),
-    ("stance", "stance_errors", 6), ("unsup_rows", "unsupported_fact_rows", 10),
+    ("stance", "stance_errors", 6), ("yes_no", "yes_no_right_rate", 6), ("unsup_rows", "unsupported_fact_rows", 10),
     ("nums_ok", "numbers_supported_rate", 7), ("value", "value_stated_rate", 6),
     ("leaks", "context_leak_rows", 5), ("ttft_ms", "first_token_ms_p50", 8), ("p50_ms", "answer_ms_p50", 8),
 )

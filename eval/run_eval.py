@@ -15,7 +15,6 @@ import hashlib
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
 from eval.corpora import (

@@ -7,9 +7,88 @@ work. Pure-Python reference implementations with identical results live in
 
 import os
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal, TypedDict, type_check_only
+
+__all__ = [
+    "__version__",
+    "sha256_files",
+    "sha256_bytes",
+    "rrf_fuse",
+    "score_fuse",
+    "evidence_contrast",
+    "split_sentences",
+    "parse_citations",
+    "validate_citations",
+    "check_claims",
+    "select_evidence_sentences",
+]
 
 __version__: str
+
+# The dicts that validate_citations and check_claims return, key for key and in
+# key order (the Rust structs of the same names in native/src/validate.rs,
+# cited.rs and claims.rs). Types only: they do not exist at runtime, so import
+# them under `if TYPE_CHECKING:`; tests/unit/test_native_types.py holds the
+# returned dicts to them.
+
+@type_check_only
+class CitedSentence(TypedDict):
+    """One answer sentence (``str`` indexes) and the block numbers it cites."""
+
+    start: int
+    end: int
+    citations: list[int]
+
+@type_check_only
+class BadQuote(TypedDict):
+    """A quotation (text between the marks) that no candidate block holds."""
+
+    sentence: int
+    quote: str
+
+@type_check_only
+class CitationReport(TypedDict):
+    """The report of ``validate_citations``."""
+
+    sentences: list[CitedSentence]
+    unknown: list[int]
+    uncited: list[int]
+    bad_quotes: list[BadQuote]
+    valid: bool
+
+@type_check_only
+class FactReport(TypedDict):
+    """One fact of a sentence: ``answer[start:end] == text``; ``cited``: the checked blocks holding it."""
+
+    kind: Literal["number", "date", "identifier", "code", "quote", "name"]
+    text: str
+    start: int
+    end: int
+    found: bool
+    cited: list[int]
+
+@type_check_only
+class Polarity(TypedDict):
+    """The compared block sentence (``str`` indexes into block ``block``) and each side's negation."""
+
+    answer_negated: bool
+    evidence_negated: bool
+    agrees: bool
+    block: int
+    start: int
+    end: int
+
+@type_check_only
+class ClaimReport(TypedDict):
+    """The report of ``check_claims`` for one answer sentence (``str`` indexes into the answer)."""
+
+    sentence: int
+    start: int
+    end: int
+    blocks: list[int]
+    facts: list[FactReport]
+    polarity: Polarity | None
+    supported: bool
 
 def sha256_files(
     paths: Sequence[str | os.PathLike[str]], chunk_size: int = 1048576
@@ -155,18 +234,18 @@ def parse_citations(text: str) -> list[tuple[int, int, list[int]]]:
 
 def validate_citations(
     answer: str, blocks: Sequence[str], min_quote_chars: int = 12
-) -> dict[str, Any]:
+) -> CitationReport:
     """Check an answer's citations against its numbered source blocks.
 
-    Block ``n`` is ``blocks[n - 1]``. Returns exactly these keys, in order:
+    Block ``n`` is ``blocks[n - 1]``. Returns a ``CitationReport``, keys in this order:
 
-    * ``"sentences"``: ``[{"start", "end", "citations"}]``, as ``parse_citations``.
+    * ``"sentences"``: ``CitedSentence`` dicts, as ``parse_citations``.
     * ``"unknown"``: sorted unique cited numbers greater than ``len(blocks)``.
     * ``"uncited"``: indexes of sentences with no citation that are not exempt.
       Exempt: the sentence text starts with ``"#"`` (a heading), or it has
       fewer than 2 words (maximal runs of ``\\w``) once its citation markers
       are cut out (text on either side of a marker does not join).
-    * ``"bad_quotes"``: ``[{"sentence": i, "quote": q}]`` in sentence order,
+    * ``"bad_quotes"``: ``BadQuote`` dicts ``{"sentence": i, "quote": q}`` in sentence order,
       then left to right. Quoted spans are ``"..."`` up to the next ``"``, or
       ``“...`` up to the next ``”``, scanned left to right within the sentence
       (an opening mark with no closing mark is ignored). ``q`` is the verbatim
@@ -192,7 +271,7 @@ def validate_citations(
 
 def check_claims(
     answer: str, blocks: Sequence[str], min_quote_chars: int = 12
-) -> list[dict[str, Any]]:
+) -> list[ClaimReport]:
     """Check that each cited sentence's facts occur in the blocks it cites, with the same polarity.
 
     ``validate_citations`` proves a sentence has a citation; this proves the
@@ -200,8 +279,8 @@ def check_claims(
     block, rendered as the model saw it (label line included: the label's
     document name is evidence for names, its ``[n]`` and ``p. N`` are not
     values). The answer is split and its citations parsed exactly as
-    ``parse_citations``. Returns one dict per sentence, in order, with exactly
-    these keys::
+    ``parse_citations``. Returns one ``ClaimReport`` per sentence, in order,
+    keys in this order::
 
         {"sentence": i, "start": s, "end": e,      # answer str indexes
          "blocks": [n, ...],                       # cited blocks that exist, citation order: what was checked

@@ -19,10 +19,13 @@ from rag_system.answer_cli import checked_query_options, run_ask, run_chat, run_
 from rag_system.api.main import add_command as add_api_command
 from rag_system.api.main import run_api
 from rag_system.library_cli import LIBRARY_COMMANDS, add_library_commands, run_library_command
+from rag_system.mcp.main import add_command as add_mcp_command
+from rag_system.mcp.main import run_mcp
 from rag_system.config import ConfigError, load_settings
 from rag_system.progress import ProgressReporter
 from rag_system.remote_index import RemoteBuildError, index_through
 from rag_system.running_api import ApiCallError, RunningApi, find_running_api
+from rag_system.verify_cli import add_verify_command, run_verify
 
 log = logging.getLogger("rag_system.cli")
 
@@ -62,7 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     ret.add_argument("--local", action="store_true",
                      help="search in this process even when a RAG API serves the same store")
     add_answer_commands(sub)
+    add_verify_command(sub)
     add_api_command(sub)
+    add_mcp_command(sub)
     add_library_commands(sub)
     return parser
 
@@ -90,8 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_task(args, settings)
     if args.command == "ask":
         return run_ask(args, settings)
+    if args.command == "verify":
+        return run_verify(args, settings)
     if args.command == "api":
         return run_api(args, settings)
+    if args.command == "mcp":
+        return run_mcp(args, settings)
     if args.command in LIBRARY_COMMANDS:
         return run_library_command(args, settings)
     return EXIT_USAGE  # argparse rejects unknown commands before this

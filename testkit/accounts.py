@@ -53,3 +53,11 @@ class LoginClient(Client):
             if method not in ("GET", "HEAD"):
                 sent.setdefault("X-CSRF-Token", self.csrf)
         return super().call(method, path, body, raw=raw, headers=sent, timeout=timeout)
+
+
+def logged_in(base_url: str, username: str, password: str) -> LoginClient:
+    """A client signed in as `username` (an AssertionError names the refusal otherwise)."""
+    client = LoginClient(base_url)
+    reply = client.login(username, password)
+    assert reply.status == 200, f"login as {username} failed: {reply.status} {reply.body[:200]!r}"
+    return client

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from decimal import Decimal
 from typing import Any
 
@@ -29,7 +31,8 @@ def judge_trust(payload: dict[str, Any], *, documented: str | None = None, polar
                            "context_leak_examples": [line for lines in leaks.values() for line in lines][:3]}
     if payload.get("answer_source") == "refusal":
         return out | {"unsupported_facts": [], "polarity_errors": [], "stance": None,
-                      "stance_error": None, "numbers_supported": None, "value_stated": None}
+                      "stance_error": None, "numbers_supported": None, "value_stated": None,
+                      "reply": None, "reply_right": None if polarity is None else False}
     blocks = evidence_blocks(payload)
     claims = split_claims(payload.get("answer") or "")
     unsupported: list[dict[str, Any]] = []
@@ -50,6 +53,10 @@ def judge_trust(payload: dict[str, Any], *, documented: str | None = None, polar
     taken = stance(claims, documented) if documented is not None else None
     out["stance"] = taken
     out["stance_error"] = None if polarity is None or taken is None else taken != polarity
+    # A yes/no question's answer says its "Yes" or "No" in words, and the right one (issue 41).
+    said = reply_word(payload.get("answer") or "")
+    out["reply"] = said
+    out["reply_right"] = None if polarity is None else said == ("no" if polarity == "negative" else "yes")
     out["numbers_supported"] = numbers_ok if numbers_seen else None
     out["value_stated"] = None if value is None else value_stated(value, payload.get("answer") or "")
     return out
@@ -76,3 +83,9 @@ def _value_of(text: str) -> Decimal | None:
             total *= w  # "one million" -> 1 * 1,000,000
         return total.normalize()
     return None
+
+
+def reply_word(answer: str) -> str | None:
+    """"yes" or "no" when the answer opens with it ("No. ...", "Yes, ..."), else None."""
+    m = re.match(r"\s*(yes|no)\b", answer, re.IGNORECASE)
+    return m.group(1).lower() if m else None

@@ -28,11 +28,11 @@ use crate::block_numbers::block_values;
 use crate::chars::is_word;
 use crate::cited::parse_citations_chars;
 use crate::dates::{block_dates, Date};
+use crate::error::NativeError;
 use crate::facts::{prepare, search_text, sentence_facts, Key, Kind};
 use crate::markers::for_each_marker;
 use crate::polarity::{answer_stance, evidence_stance, strong_match, Match, Stance};
 use crate::sentences::split_chars;
-use crate::validate::ValidateError;
 
 /// One fact of a sentence; offsets index the answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,9 +295,9 @@ pub fn check_claims<S: AsRef<str>>(
     answer: &str,
     blocks: &[S],
     min_quote_chars: usize,
-) -> Result<Vec<ClaimReport>, ValidateError> {
+) -> Result<Vec<ClaimReport>, NativeError> {
     if min_quote_chars < 1 {
-        return Err(ValidateError::MinQuoteChars);
+        return Err(NativeError::MinQuoteChars);
     }
     let t: Vec<char> = answer.chars().collect();
     let mut indexes: Vec<Option<BlockIndex>> = (0..blocks.len()).map(|_| None).collect();

@@ -7,9 +7,9 @@
 //! fused multiply-add, correctly rounded `sqrt`).
 
 use std::collections::HashMap;
-use std::fmt;
 
 use crate::chars::{fold_into, word_spans};
+use crate::error::{count_at_least, NativeError};
 use crate::lexicon::stem;
 use crate::sentences::split_chars;
 
@@ -21,30 +21,13 @@ use crate::sentences::split_chars;
 /// flat background scores 5, not 1e15.
 pub const CONTRAST_STD_FLOOR: f64 = 0.01;
 
-/// Errors of [`evidence_contrast`]; `Display` is the exact `ValueError` text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ContrastError {
-    /// A similarity is NaN or infinite.
-    NonFinite,
-}
-
-impl fmt::Display for ContrastError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ContrastError::NonFinite => write!(f, "similarities must be finite"),
-        }
-    }
-}
-
-impl std::error::Error for ContrastError {}
-
 /// How many (floored) standard deviations the best similarity lies above the
 /// mean of the others: `(top - mean) / max(std, 0.01)` over the values sorted
 /// descending (IEEE total order), `top` the first, background the rest;
 /// population standard deviation; `0.0` for fewer than two values.
-pub fn evidence_contrast(similarities: &[f64]) -> Result<f64, ContrastError> {
+pub fn evidence_contrast(similarities: &[f64]) -> Result<f64, NativeError> {
     if similarities.iter().any(|x| !x.is_finite()) {
-        return Err(ContrastError::NonFinite);
+        return Err(NativeError::NonFiniteSimilarity);
     }
     if similarities.len() < 2 {
         return Ok(0.0);
@@ -133,6 +116,11 @@ pub fn query_terms(query: &str) -> HashMap<String, usize> {
         }
     }
     terms
+}
+
+/// `max_sentences` as Python passes it, checked (`>= 0`).
+pub fn check_max_sentences(max_sentences: i64) -> Result<usize, NativeError> {
+    count_at_least(max_sentences, 0, NativeError::NegativeMaxSentences)
 }
 
 /// Pick up to `max_sentences` sentences of `blocks` that share the most
@@ -229,14 +217,15 @@ mod tests {
         assert_eq!(evidence_contrast(&[0.3, 0.3]).unwrap(), 0.0);
         assert!(evidence_contrast(&[-0.0, 0.0]).unwrap().is_sign_positive());
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            assert_eq!(
-                evidence_contrast(&[0.1, bad]),
-                Err(ContrastError::NonFinite)
-            );
-            assert_eq!(evidence_contrast(&[bad]), Err(ContrastError::NonFinite));
+            for values in [&[0.1, bad][..], &[bad]] {
+                assert!(matches!(
+                    evidence_contrast(values),
+                    Err(NativeError::NonFiniteSimilarity)
+                ));
+            }
         }
         assert_eq!(
-            ContrastError::NonFinite.to_string(),
+            NativeError::NonFiniteSimilarity.to_string(),
             "similarities must be finite"
         );
     }
@@ -305,6 +294,11 @@ mod tests {
         let one = select_evidence_sentences("aspirin dosage adults", &blocks, 1, 0.2);
         assert_eq!(one, got[..1]);
         assert!(select_evidence_sentences("aspirin dosage adults", &blocks, 0, 0.2).is_empty());
+        assert_eq!(check_max_sentences(0).unwrap(), 0);
+        assert_eq!(
+            check_max_sentences(-1).unwrap_err().to_string(),
+            "max_sentences must be >= 0"
+        );
         assert!(select_evidence_sentences("the of", &blocks, 3, 0.0).is_empty());
         assert!(select_evidence_sentences("cats", &blocks, 3, f64::NAN).is_empty());
         let all = select_evidence_sentences("zebra", &blocks, 9, 0.0);

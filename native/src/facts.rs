@@ -35,10 +35,10 @@
 //!      possessive `'s` follows it or, after spaces or `&`, another word that
 //!      would be a name (`Meridian Coffee Systems`, `Hooli's`).
 
+use crate::block_numbers::hex_literal;
 use crate::chars::{fold, is_alpha, is_space, is_upper_word, is_word};
 use crate::dates::{date_at, Date};
 use crate::markers::for_each_marker;
-use crate::block_numbers::hex_literal;
 use crate::numbers::{is_digit, letters_end, numeral_values, parse_numeral, word_end};
 use crate::validate::quotes;
 

@@ -25,36 +25,8 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::fmt;
 
-/// Invalid arguments to [`rrf_fuse`]. `Display` gives the exact message the
-/// Python layer raises as `ValueError` (and the Python reference mirrors).
-#[derive(Debug, Clone, PartialEq)]
-pub enum FusionError {
-    /// `k` is not finite or not strictly positive.
-    InvalidK,
-    /// `weights` length differs from the number of rankings.
-    WeightsLength { weights: usize, rankings: usize },
-    /// A weight is negative, NaN or infinite.
-    InvalidWeight { index: usize },
-}
-
-impl fmt::Display for FusionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FusionError::InvalidK => write!(f, "k must be finite and > 0"),
-            FusionError::WeightsLength { weights, rankings } => write!(
-                f,
-                "weights has {weights} entries but there are {rankings} rankings"
-            ),
-            FusionError::InvalidWeight { index } => {
-                write!(f, "weights[{index}] must be finite and >= 0")
-            }
-        }
-    }
-}
-
-impl std::error::Error for FusionError {}
+use crate::error::{count_at_least, NativeError};
 
 /// One fused key, identified by where it first occurs so callers can reuse
 /// their own key objects (the Python layer returns the original `str`s
@@ -90,22 +62,29 @@ struct Acc {
 
 /// Validate `k` and `weights` exactly like the Python reference does, in the
 /// same order, so both raise the same error for the same input.
-pub fn validate(k: f64, weights: Option<&[f64]>, n_rankings: usize) -> Result<(), FusionError> {
+pub fn validate(k: f64, weights: Option<&[f64]>, n_rankings: usize) -> Result<(), NativeError> {
     if !(k.is_finite() && k > 0.0) {
-        return Err(FusionError::InvalidK);
+        return Err(NativeError::InvalidK);
     }
     if let Some(w) = weights {
         if w.len() != n_rankings {
-            return Err(FusionError::WeightsLength {
+            return Err(NativeError::WeightsLength {
                 weights: w.len(),
                 rankings: n_rankings,
             });
         }
         if let Some(index) = w.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
-            return Err(FusionError::InvalidWeight { index });
+            return Err(NativeError::InvalidWeight { index });
         }
     }
     Ok(())
+}
+
+/// `limit` as Python passes it, checked (`None` keeps every key).
+pub fn check_limit(limit: Option<i64>) -> Result<Option<usize>, NativeError> {
+    limit
+        .map(|n| count_at_least(n, 0, NativeError::NegativeLimit))
+        .transpose()
 }
 
 /// Fuse `rankings` (each best-first) with reciprocal-rank fusion.
@@ -118,7 +97,7 @@ pub fn rrf_fuse<R, S>(
     k: f64,
     weights: Option<&[f64]>,
     limit: Option<usize>,
-) -> Result<Vec<Fused>, FusionError>
+) -> Result<Vec<Fused>, NativeError>
 where
     R: AsRef<[S]>,
     S: AsRef<str>,
@@ -226,7 +205,7 @@ pub fn rrf_fuse_keys<R, S>(
     k: f64,
     weights: Option<&[f64]>,
     limit: Option<usize>,
-) -> Result<Vec<(String, f64)>, FusionError>
+) -> Result<Vec<(String, f64)>, NativeError>
 where
     R: AsRef<[S]>,
     S: AsRef<str>,
@@ -340,7 +319,10 @@ mod tests {
     fn validation_errors() {
         let r = [vec!["a"], vec!["b"]];
         for k in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert_eq!(rrf_fuse_keys(&r, k, None, None), Err(FusionError::InvalidK));
+            assert!(matches!(
+                rrf_fuse_keys(&r, k, None, None),
+                Err(NativeError::InvalidK)
+            ));
         }
         assert_eq!(
             rrf_fuse_keys(&r, 60.0, Some(&[1.0]), None)
@@ -356,8 +338,14 @@ mod tests {
         );
         assert!(rrf_fuse_keys(&r, 60.0, Some(&[f64::NAN, 1.0]), None).is_err());
         assert_eq!(
-            FusionError::InvalidK.to_string(),
+            NativeError::InvalidK.to_string(),
             "k must be finite and > 0"
+        );
+        assert_eq!(check_limit(None).unwrap(), None);
+        assert_eq!(check_limit(Some(0)).unwrap(), Some(0));
+        assert_eq!(
+            check_limit(Some(-1)).unwrap_err().to_string(),
+            "limit must be >= 0"
         );
     }
 

@@ -9,13 +9,14 @@
 //! This module is pure Rust (no PyO3 types) so it can be unit-tested with
 //! `cargo test` and reused outside Python.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
+
+use crate::error::NativeError;
 
 /// Default read size: 1 MiB balances syscall overhead against memory per thread.
 pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
@@ -24,52 +25,12 @@ pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
 /// worker thread, so the cap bounds peak memory regardless of the caller.
 pub const MAX_CHUNK_SIZE: usize = 1 << 26;
 
-/// An I/O failure while hashing one file, tagged with the offending path so
-/// the caller can report which file of a batch failed.
-#[derive(Debug)]
-pub struct HashError {
-    /// The path as given by the caller.
-    pub path: PathBuf,
-    /// The underlying operating-system error.
-    pub source: io::Error,
-}
-
-impl fmt::Display for HashError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.source)
-    }
-}
-
-impl std::error::Error for HashError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
-}
-
-/// Errors from [`sha256_files`]: either bad arguments or a failing file.
-#[derive(Debug)]
-pub enum HashFilesError {
-    /// `chunk_size` outside `1..=MAX_CHUNK_SIZE`.
-    InvalidChunkSize(usize),
-    /// Opening or reading the file at `index` (in the input order) failed.
-    Io { index: usize, error: HashError },
-}
-
-impl fmt::Display for HashFilesError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HashFilesError::InvalidChunkSize(_) => write!(f, "{}", chunk_size_message()),
-            HashFilesError::Io { error, .. } => error.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for HashFilesError {}
-
-/// The exact `ValueError` message for a bad chunk size (shared with the
-/// Python reference implementation, which must raise the same text).
-pub fn chunk_size_message() -> String {
-    format!("chunk_size must be between 1 and {MAX_CHUNK_SIZE}")
+/// `chunk_size` as Python passes it, checked: `1..=MAX_CHUNK_SIZE`.
+pub fn check_chunk_size(chunk_size: i64) -> Result<usize, NativeError> {
+    usize::try_from(chunk_size)
+        .ok()
+        .filter(|c| (1..=MAX_CHUNK_SIZE).contains(c))
+        .ok_or(NativeError::ChunkSize)
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -108,18 +69,14 @@ pub fn sha256_reader<R: Read>(reader: &mut R, buf: &mut [u8]) -> io::Result<Stri
 ///
 /// The buffer is never larger than the file (plus one byte to observe EOF),
 /// so hashing many small files with a large chunk size stays cheap.
-pub fn sha256_file(path: &Path, chunk_size: usize) -> Result<String, HashError> {
-    let wrap = |source| HashError {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = File::open(path).map_err(wrap)?;
+pub fn sha256_file(path: &Path, chunk_size: usize) -> io::Result<String> {
+    let mut file = File::open(path)?;
     let len_hint = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
     let buf_len = usize::try_from(len_hint.saturating_add(1))
         .unwrap_or(usize::MAX)
         .clamp(1, chunk_size.max(1));
     let mut buf = vec![0u8; buf_len];
-    sha256_reader(&mut file, &mut buf).map_err(wrap)
+    sha256_reader(&mut file, &mut buf)
 }
 
 /// Hash many files in parallel; output order equals input order.
@@ -131,18 +88,24 @@ pub fn sha256_file(path: &Path, chunk_size: usize) -> Result<String, HashError> 
 pub fn sha256_files<P: AsRef<Path> + Sync>(
     paths: &[P],
     chunk_size: usize,
-) -> Result<Vec<String>, HashFilesError> {
-    if chunk_size == 0 || chunk_size > MAX_CHUNK_SIZE {
-        return Err(HashFilesError::InvalidChunkSize(chunk_size));
+) -> Result<Vec<String>, NativeError> {
+    if !(1..=MAX_CHUNK_SIZE).contains(&chunk_size) {
+        return Err(NativeError::ChunkSize);
     }
-    let results: Vec<Result<String, HashError>> = paths
+    let results: Vec<io::Result<String>> = paths
         .par_iter()
         .map(|p| sha256_file(p.as_ref(), chunk_size))
         .collect();
     results
         .into_iter()
         .enumerate()
-        .map(|(index, r)| r.map_err(|error| HashFilesError::Io { index, error }))
+        .map(|(index, r)| {
+            r.map_err(|source| NativeError::Io {
+                index,
+                path: paths[index].as_ref().to_path_buf(),
+                source,
+            })
+        })
         .collect()
 }
 
@@ -150,6 +113,7 @@ pub fn sha256_files<P: AsRef<Path> + Sync>(
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::path::PathBuf;
 
     const EMPTY: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     const ABC: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
@@ -242,12 +206,16 @@ mod tests {
         let m1 = s.0.join("missing-1");
         let m2 = s.0.join("missing-2");
         let err = sha256_files(&[&ok, &m1, &m2], 16).unwrap_err();
+        assert!(err.to_string().contains("missing-1"));
         match err {
-            HashFilesError::Io { index, error: e } => {
+            NativeError::Io {
+                index,
+                path,
+                source,
+            } => {
                 assert_eq!(index, 1);
-                assert_eq!(e.path, m1);
-                assert_eq!(e.source.kind(), io::ErrorKind::NotFound);
-                assert!(e.to_string().contains("missing-1"));
+                assert_eq!(path, m1);
+                assert_eq!(source.kind(), io::ErrorKind::NotFound);
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -257,7 +225,7 @@ mod tests {
     fn directory_is_an_io_error() {
         let s = Scratch::new("dir");
         let err = sha256_files(&[&s.0], 16).unwrap_err();
-        assert!(matches!(err, HashFilesError::Io { index: 0, .. }));
+        assert!(matches!(err, NativeError::Io { index: 0, .. }));
     }
 
     #[test]
@@ -265,14 +233,20 @@ mod tests {
         let none: [&Path; 0] = [];
         assert!(matches!(
             sha256_files(&none, 0),
-            Err(HashFilesError::InvalidChunkSize(0))
+            Err(NativeError::ChunkSize)
         ));
         assert!(sha256_files(&none, MAX_CHUNK_SIZE + 1).is_err());
         assert!(sha256_files(&none, MAX_CHUNK_SIZE).is_ok());
         assert_eq!(
-            HashFilesError::InvalidChunkSize(0).to_string(),
+            NativeError::ChunkSize.to_string(),
             "chunk_size must be between 1 and 67108864"
         );
+        let max = MAX_CHUNK_SIZE as i64;
+        assert_eq!(check_chunk_size(1).unwrap(), 1);
+        assert_eq!(check_chunk_size(max).unwrap(), MAX_CHUNK_SIZE);
+        for bad in [0, -1, i64::MIN, max + 1] {
+            assert!(matches!(check_chunk_size(bad), Err(NativeError::ChunkSize)));
+        }
     }
 
     #[test]

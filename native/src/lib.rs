@@ -1,10 +1,12 @@
 //! `docent_native`: thin PyO3 bindings over Docent's pure-Rust hot paths.
 //!
-//! This file only converts Python values to plain Rust data, releases the GIL
-//! around the real work (in [`hashing`], [`fusion`], [`evidence`],
-//! [`sentences`], [`markers`], [`validate`] and [`claims`], which hold no PyO3 types) and
-//! maps errors to the Python exceptions promised in `docent_native.pyi`.
-//! Keeping the core PyO3-free lets `cargo test` cover it.
+//! This file only converts Python values to plain Rust data and back, and
+//! releases the GIL around the real work (in [`hashing`], [`fusion`],
+//! [`evidence`], [`sentences`], [`markers`], [`validate`] and [`claims`],
+//! which hold no PyO3 types). The core checks its own arguments and fails
+//! with [`error::NativeError`], which `?` turns into the Python exception
+//! promised in `docent_native.pyi`. Keeping the core PyO3-free lets
+//! `cargo test` cover it.
 
 pub mod block_numbers;
 pub mod chars;
@@ -13,6 +15,7 @@ pub mod claims;
 #[cfg(test)]
 mod claims_tests;
 pub mod dates;
+pub mod error;
 pub mod evidence;
 pub mod facts;
 pub mod fusion;
@@ -28,18 +31,13 @@ pub mod word_table;
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
+use error::NativeError;
+
 /// Below this many bytes, releasing the GIL costs more than the hashing.
 const DETACH_THRESHOLD: usize = 64 * 1024;
-
-/// Exact message for a negative `limit` (mirrored by the Python reference).
-const NEGATIVE_LIMIT: &str = "limit must be >= 0";
-
-/// Exact message for a negative `max_sentences` (mirrored by the reference).
-const NEGATIVE_MAX_SENTENCES: &str = "max_sentences must be >= 0";
 
 /// Below this much work (UTF-8 bytes of text, or floats) the text and
 /// evidence functions keep the GIL: releasing it would cost more.
@@ -60,23 +58,20 @@ fn borrow_strs<'a>(strs: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
     strs.iter().map(|s| s.to_str()).collect()
 }
 
-/// Build the Python exception for a failed file: `OSError(errno, strerror,
-/// filename)` lets Python pick the subclass (e.g. `FileNotFoundError`) exactly
-/// as `open()` would, and `filename` is `os.fspath(path)`, also like `open()`.
-fn os_error(py: Python<'_>, err: &std::io::Error, path: &Bound<'_, PyAny>) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let os = py.import("os")?;
-        let filename = os.getattr("fspath")?.call1((path,))?;
-        let Some(errno) = err.raw_os_error() else {
-            return Ok(PyOSError::new_err(format!("{err}: {filename}")));
-        };
-        let strerror = os.getattr("strerror")?.call1((errno,))?;
-        let exc = py
-            .get_type::<PyOSError>()
-            .call1((errno, strerror, filename))?;
-        Ok(PyErr::from_value(exc))
-    };
-    build().unwrap_or_else(|e| e)
+/// Borrow every key of every ranking, as [`borrow_strs`].
+fn borrow_rankings<'a>(rankings: &'a [Vec<Bound<'_, PyString>>]) -> PyResult<Vec<Vec<&'a str>>> {
+    rankings.iter().map(|r| borrow_strs(r)).collect()
+}
+
+/// The fused keys as the caller's own `str` objects rather than copies.
+fn caller_keys<'py>(
+    rankings: &[Vec<Bound<'py, PyString>>],
+    fused: Vec<fusion::Fused>,
+) -> Vec<(Bound<'py, PyString>, f64)> {
+    fused
+        .into_iter()
+        .map(|f| (rankings[f.ranking][f.position].clone(), f.score))
+        .collect()
 }
 
 /// Streaming SHA-256 (lowercase hex) of each file, in input order, hashed in
@@ -88,23 +83,13 @@ fn sha256_files(
     paths: Vec<Bound<'_, PyAny>>,
     chunk_size: i64,
 ) -> PyResult<Vec<String>> {
-    let chunk = usize::try_from(chunk_size)
-        .ok()
-        .filter(|c| (1..=hashing::MAX_CHUNK_SIZE).contains(c))
-        .ok_or_else(|| PyValueError::new_err(hashing::chunk_size_message()))?;
+    // The chunk size is checked before any path is read, as the reference does.
+    let chunk = hashing::check_chunk_size(chunk_size)?;
     let fs_paths: Vec<PathBuf> = paths
         .iter()
         .map(|p| p.extract::<PathBuf>())
         .collect::<PyResult<_>>()?;
-    match py.detach(|| hashing::sha256_files(&fs_paths, chunk)) {
-        Ok(digests) => Ok(digests),
-        Err(hashing::HashFilesError::InvalidChunkSize(_)) => {
-            Err(PyValueError::new_err(hashing::chunk_size_message()))
-        }
-        Err(hashing::HashFilesError::Io { index, error }) => {
-            Err(os_error(py, &error.source, &paths[index]))
-        }
-    }
+    Ok(py.detach(|| hashing::sha256_files(&fs_paths, chunk))?)
 }
 
 /// SHA-256 (lowercase hex) of an in-memory `bytes` object.
@@ -129,35 +114,20 @@ fn rrf_fuse<'py>(
     limit: Option<i64>,
 ) -> PyResult<Vec<(Bound<'py, PyString>, f64)>> {
     let weights = weights.as_deref();
-    fusion::validate(k, weights, rankings.len())
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let limit = match limit {
-        None => None,
-        Some(n) => Some(usize::try_from(n).map_err(|_| PyValueError::new_err(NEGATIVE_LIMIT))?),
-    };
-    // Borrow the UTF-8 of each key; `rankings` owns references to the str
-    // objects (immutable), so the slices stay valid while the GIL is released.
-    let keys: Vec<Vec<&str>> = rankings
-        .iter()
-        .map(|r| r.iter().map(|s| s.to_str()).collect::<PyResult<_>>())
-        .collect::<PyResult<_>>()?;
-    let fused = py
-        .detach(|| fusion::rrf_fuse(&keys, k, weights, limit))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    // Return the caller's own str objects rather than allocating copies.
-    Ok(fused
-        .into_iter()
-        .map(|f| (rankings[f.ranking][f.position].clone(), f.score))
-        .collect())
+    // Arguments first (k, weights, limit, as the reference), then the keys.
+    fusion::validate(k, weights, rankings.len())?;
+    let limit = fusion::check_limit(limit)?;
+    let keys = borrow_rankings(&rankings)?;
+    let fused = py.detach(|| fusion::rrf_fuse(&keys, k, weights, limit))?;
+    Ok(caller_keys(&rankings, fused))
 }
 
 /// Evidence sufficiency of a similarity list; see `docent_native.pyi`.
 #[pyfunction]
 fn evidence_contrast(py: Python<'_>, similarities: Vec<f64>) -> PyResult<f64> {
-    maybe_detach(py, similarities.len(), || {
+    Ok(maybe_detach(py, similarities.len(), || {
         evidence::evidence_contrast(&similarities)
-    })
-    .map_err(|e| PyValueError::new_err(e.to_string()))
+    })?)
 }
 
 /// Sentence spans `(start, end)` in `str` indexes; see `docent_native.pyi`.
@@ -184,22 +154,22 @@ fn parse_citations(
 }
 
 /// Run an answer check (`validate_citations`, `check_claims`) on borrowed
-/// strings, with the GIL released for large inputs and the shared
-/// `min_quote_chars` validation.
+/// strings, with the GIL released for large inputs; `min_quote_chars` is
+/// checked before the strings are read.
 fn with_answer_and_blocks<T: Send>(
     py: Python<'_>,
     answer: &Bound<'_, PyString>,
     blocks: &[Bound<'_, PyString>],
     min_quote_chars: i64,
-    check: impl FnOnce(&str, &[&str], usize) -> Result<T, validate::ValidateError> + Send,
+    check: impl FnOnce(&str, &[&str], usize) -> Result<T, NativeError> + Send,
 ) -> PyResult<T> {
-    let invalid = || PyValueError::new_err(validate::ValidateError::MinQuoteChars.to_string());
-    let min_quote_chars = usize::try_from(min_quote_chars).map_err(|_| invalid())?;
+    let min_quote_chars = validate::check_min_quote_chars(min_quote_chars)?;
     let answer = answer.to_str()?;
     let blocks = borrow_strs(blocks)?;
     let size = answer.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
-    maybe_detach(py, size, || check(answer, &blocks, min_quote_chars))
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    Ok(maybe_detach(py, size, || {
+        check(answer, &blocks, min_quote_chars)
+    })?)
 }
 
 /// Check an answer's citations against its blocks; see `docent_native.pyi`.
@@ -300,8 +270,7 @@ fn select_evidence_sentences(
     max_sentences: i64,
     min_overlap: f64,
 ) -> PyResult<Vec<(usize, usize, usize, f64)>> {
-    let max_sentences = usize::try_from(max_sentences)
-        .map_err(|_| PyValueError::new_err(NEGATIVE_MAX_SENTENCES))?;
+    let max_sentences = evidence::check_max_sentences(max_sentences)?;
     let query = query.to_str()?;
     let blocks = borrow_strs(&blocks)?;
     let size = query.len() + blocks.iter().map(|b| b.len()).sum::<usize>();
@@ -325,29 +294,12 @@ fn score_fuse<'py>(
     limit: Option<i64>,
     floor: &str,
 ) -> PyResult<Vec<(Bound<'py, PyString>, f64)>> {
-    let floor = score_fusion::Floor::parse(floor)
-        .ok_or_else(|| PyValueError::new_err("floor must be 'min' or 'mean'"))?;
     let weights = weights.as_deref();
-    // Same order as the reference: weights, then limit, then the scores.
-    fusion::validate(1.0, weights, rankings.len())
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let limit = match limit {
-        None => None,
-        Some(n) => Some(usize::try_from(n).map_err(|_| PyValueError::new_err(NEGATIVE_LIMIT))?),
-    };
-    score_fusion::validate_scores(&rankings, &scores, weights)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let keys: Vec<Vec<&str>> = rankings
-        .iter()
-        .map(|r| r.iter().map(|s| s.to_str()).collect::<PyResult<_>>())
-        .collect::<PyResult<_>>()?;
-    let fused = py
-        .detach(|| score_fusion::score_fuse_with(&keys, &scores, weights, limit, floor))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(fused
-        .into_iter()
-        .map(|f| (rankings[f.ranking][f.position].clone(), f.score))
-        .collect())
+    let (floor, limit) = score_fusion::check_args(floor, &rankings, &scores, weights, limit)?;
+    let keys = borrow_rankings(&rankings)?;
+    let fused =
+        py.detach(|| score_fusion::score_fuse_with(&keys, &scores, weights, limit, floor))?;
+    Ok(caller_keys(&rankings, fused))
 }
 
 /// The `docent_native` Python module.

@@ -17,9 +17,10 @@
 //! rfc, pydocs and atlas7 gained, acq lost a little). A key repeated within
 //! one ranking counts only at its first position.
 
-use std::fmt;
+use std::str::FromStr;
 
-use crate::fusion::{fuse_by, validate, Fused, FusionError};
+use crate::error::NativeError;
+use crate::fusion::{check_limit, fuse_by, validate, Fused};
 
 /// Where a ranking's normalised scale starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,85 +31,65 @@ pub enum Floor {
     Mean,
 }
 
-impl Floor {
+impl FromStr for Floor {
+    type Err = NativeError;
+
     /// Parse the Python spelling (`"min"` or `"mean"`).
-    pub fn parse(name: &str) -> Option<Floor> {
+    fn from_str(name: &str) -> Result<Floor, NativeError> {
         match name {
-            "min" => Some(Floor::Min),
-            "mean" => Some(Floor::Mean),
-            _ => None,
+            "min" => Ok(Floor::Min),
+            "mean" => Ok(Floor::Mean),
+            _ => Err(NativeError::Floor),
         }
     }
 }
 
-/// Invalid arguments to [`score_fuse`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum ScoreFusionError {
-    /// Same checks as RRF for the weights.
-    Fusion(FusionError),
-    /// `scores` has a different number of lists than `rankings`.
-    ScoresCount { scores: usize, rankings: usize },
-    /// `scores[index]` length differs from `rankings[index]`.
-    ScoresLength {
-        index: usize,
-        scores: usize,
-        keys: usize,
-    },
-    /// A score is NaN or infinite.
-    NonFinite { index: usize },
+/// Check the arguments as Python passes them, in the order the Python
+/// reference does (floor, weights, limit, scores), before any key is read;
+/// returns the parsed floor and limit.
+pub fn check_args<R, S>(
+    floor: &str,
+    rankings: &[R],
+    scores: &[Vec<f64>],
+    weights: Option<&[f64]>,
+    limit: Option<i64>,
+) -> Result<(Floor, Option<usize>), NativeError>
+where
+    R: AsRef<[S]>,
+{
+    let floor = floor.parse()?;
+    validate(1.0, weights, rankings.len())?;
+    let limit = check_limit(limit)?;
+    validate_scores(rankings, scores, weights)?;
+    Ok((floor, limit))
 }
 
-impl fmt::Display for ScoreFusionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ScoreFusionError::Fusion(e) => write!(f, "{e}"),
-            ScoreFusionError::ScoresCount { scores, rankings } => write!(
-                f,
-                "scores has {scores} lists but there are {rankings} rankings"
-            ),
-            ScoreFusionError::ScoresLength {
-                index,
-                scores,
-                keys,
-            } => write!(
-                f,
-                "scores[{index}] has {scores} entries but rankings[{index}] has {keys}"
-            ),
-            ScoreFusionError::NonFinite { index } => {
-                write!(f, "scores[{index}] must be finite")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ScoreFusionError {}
-
-/// Check arguments in the order the Python reference does.
+/// Check weights and scores in the order the Python reference does.
 pub fn validate_scores<R, S>(
     rankings: &[R],
     scores: &[Vec<f64>],
     weights: Option<&[f64]>,
-) -> Result<(), ScoreFusionError>
+) -> Result<(), NativeError>
 where
     R: AsRef<[S]>,
 {
-    validate(1.0, weights, rankings.len()).map_err(ScoreFusionError::Fusion)?;
+    validate(1.0, weights, rankings.len())?;
     if scores.len() != rankings.len() {
-        return Err(ScoreFusionError::ScoresCount {
+        return Err(NativeError::ScoresCount {
             scores: scores.len(),
             rankings: rankings.len(),
         });
     }
     for (index, (list, ranking)) in scores.iter().zip(rankings).enumerate() {
         if list.len() != ranking.as_ref().len() {
-            return Err(ScoreFusionError::ScoresLength {
+            return Err(NativeError::ScoresLength {
                 index,
                 scores: list.len(),
                 keys: ranking.as_ref().len(),
             });
         }
         if list.iter().any(|v| !v.is_finite()) {
-            return Err(ScoreFusionError::NonFinite { index });
+            return Err(NativeError::NonFiniteScore { index });
         }
     }
     Ok(())
@@ -120,7 +101,7 @@ pub fn score_fuse<R, S>(
     scores: &[Vec<f64>],
     weights: Option<&[f64]>,
     limit: Option<usize>,
-) -> Result<Vec<Fused>, ScoreFusionError>
+) -> Result<Vec<Fused>, NativeError>
 where
     R: AsRef<[S]>,
     S: AsRef<str>,
@@ -135,7 +116,7 @@ pub fn score_fuse_with<R, S>(
     weights: Option<&[f64]>,
     limit: Option<usize>,
     floor: Floor,
-) -> Result<Vec<Fused>, ScoreFusionError>
+) -> Result<Vec<Fused>, NativeError>
 where
     R: AsRef<[S]>,
     S: AsRef<str>,
@@ -233,8 +214,11 @@ mod tests {
             "min-max stretches the flat leg and lets b win"
         );
         assert!(minmax[0].1 > 1.1, "b: 1/9 from leg 0 on top of leg 1's 1.0");
-        assert_eq!(Floor::parse("mean"), Some(Floor::Mean));
-        assert_eq!(Floor::parse("median"), None);
+        assert_eq!("mean".parse::<Floor>().ok(), Some(Floor::Mean));
+        assert_eq!(
+            "median".parse::<Floor>().unwrap_err().to_string(),
+            "floor must be 'min' or 'mean'"
+        );
     }
 
     #[test]
@@ -287,5 +271,29 @@ mod tests {
             count.to_string(),
             "scores has 0 lists but there are 1 rankings"
         );
+    }
+
+    #[test]
+    fn arguments_are_checked_floor_weights_limit_then_scores() {
+        let r = [vec!["a"]];
+        let message = |floor, s: &[Vec<f64>], w, limit| {
+            check_args(floor, &r, s, w, limit).unwrap_err().to_string()
+        };
+        let nan = [vec![f64::NAN]];
+        assert_eq!(
+            message("max", &nan, Some(&[-1.0]), Some(-1)),
+            "floor must be 'min' or 'mean'"
+        );
+        assert_eq!(
+            message("min", &nan, Some(&[-1.0]), Some(-1)),
+            "weights[0] must be finite and >= 0"
+        );
+        assert_eq!(message("min", &nan, None, Some(-1)), "limit must be >= 0");
+        assert_eq!(
+            message("mean", &nan, None, None),
+            "scores[0] must be finite"
+        );
+        let ok = check_args("mean", &r, &[vec![1.0]], None, Some(3)).unwrap();
+        assert_eq!(ok, (Floor::Mean, Some(3)));
     }
 }

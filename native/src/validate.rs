@@ -18,10 +18,9 @@
 //! The answer is valid when nothing is unknown, uncited or badly quoted, and
 //! at least one sentence cites something.
 
-use std::fmt;
-
 use crate::chars::{normalise, word_spans};
 use crate::cited::{parse_citations_chars, CitedSentence};
+use crate::error::{count_at_least, NativeError};
 use crate::markers::for_each_marker;
 
 /// A quotation that none of its candidate blocks contains.
@@ -35,7 +34,7 @@ pub struct BadQuote {
 
 /// Result of [`validate_citations`]; see the module docs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Validation {
+pub struct CitationReport {
     pub sentences: Vec<CitedSentence>,
     pub unknown: Vec<u32>,
     pub uncited: Vec<usize>,
@@ -43,23 +42,11 @@ pub struct Validation {
     pub valid: bool,
 }
 
-/// Invalid arguments to [`validate_citations`]; `Display` is the exact
-/// `ValueError` message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ValidateError {
-    /// `min_quote_chars` is below 1.
-    MinQuoteChars,
+/// `min_quote_chars` as Python passes it, checked (`>= 1`); shared by
+/// [`validate_citations`] and [`crate::claims::check_claims`].
+pub fn check_min_quote_chars(min_quote_chars: i64) -> Result<usize, NativeError> {
+    count_at_least(min_quote_chars, 1, NativeError::MinQuoteChars)
 }
-
-impl fmt::Display for ValidateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ValidateError::MinQuoteChars => write!(f, "min_quote_chars must be >= 1"),
-        }
-    }
-}
-
-impl std::error::Error for ValidateError {}
 
 /// Whether a sentence without citations needs none (see the module docs).
 fn is_exempt(t: &[char]) -> bool {
@@ -117,9 +104,9 @@ pub fn validate_citations<S: AsRef<str>>(
     answer: &str,
     blocks: &[S],
     min_quote_chars: usize,
-) -> Result<Validation, ValidateError> {
+) -> Result<CitationReport, NativeError> {
     if min_quote_chars < 1 {
-        return Err(ValidateError::MinQuoteChars);
+        return Err(NativeError::MinQuoteChars);
     }
     let t: Vec<char> = answer.chars().collect();
     let sentences = parse_citations_chars(&t);
@@ -171,7 +158,7 @@ pub fn validate_citations<S: AsRef<str>>(
     unknown.dedup();
     let cited = sentences.iter().any(|s| !s.citations.is_empty());
     let valid = cited && unknown.is_empty() && uncited.is_empty() && bad_quotes.is_empty();
-    Ok(Validation {
+    Ok(CitationReport {
         sentences,
         unknown,
         uncited,
@@ -189,7 +176,7 @@ mod tests {
         "Paris is the capital of France.",
     ];
 
-    fn check(answer: &str) -> Validation {
+    fn check(answer: &str) -> CitationReport {
         validate_citations(answer, &BLOCKS, 12).unwrap()
     }
 
@@ -255,6 +242,13 @@ mod tests {
             validate_citations("x", &BLOCKS, 0).unwrap_err().to_string(),
             "min_quote_chars must be >= 1"
         );
+        assert_eq!(check_min_quote_chars(1).unwrap(), 1);
+        for bad in [0, -1] {
+            assert!(matches!(
+                check_min_quote_chars(bad),
+                Err(NativeError::MinQuoteChars)
+            ));
+        }
         // No blocks: nothing can verify a quote.
         let v = validate_citations("He said \"hello\".", &[] as &[&str], 1).unwrap();
         assert_eq!(v.bad_quotes.len(), 1);

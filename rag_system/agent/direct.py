@@ -49,7 +49,7 @@ def answer_directly(query: str, history: tuple[Turn, ...], kind: str | None, cha
     if backend is None:
         return DirectReply(direct_reply(triage(query)) if kind else NO_MODEL)
     messages = [Message("system", SYSTEM_PROMPT),
-                *(Message(t.role, t.content) for t in history[-HISTORY_MESSAGES:]), Message("user", query)]
+                *(Message(t.role, t.text) for t in history[-HISTORY_MESSAGES:]), Message("user", query)]
     result = StreamResult()
     pieces: list[str] = []
     try:

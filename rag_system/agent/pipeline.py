@@ -36,7 +36,7 @@ from rag_system.generation.registry import BackendRegistry
 from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.generation.pruning import excerpts
-from rag_system.generation.terms import (compound_set, compound_words, initialisms, mentions_compound, specific_words,
+from rag_system.grounding.terms import (compound_set, compound_words, initialisms, mentions_compound, specific_words,
                                          spelled_elsewhere, term_set)
 from rag_system.retrieval.context_line import candidate_body
 from rag_system.retrieval.vocabulary import unmentioned
@@ -44,7 +44,7 @@ from rag_system.retrieval.packer import PackedContext, pack, widen
 from rag_system.retrieval.types import RetrievalOptions
 from rag_system.tasks.documents import catalogue, resolve
 from rag_system.tasks.inspect import answer_trace
-from rag_system.tasks.routing import scope_phrase
+from rag_system.tasks.routing import nameless_summary, scope_phrase
 from rag_system.tasks.runner import TaskResponse, TaskRunner
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ class QueryPipeline:
     def run(self, request: ChatRequest, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> ChatResponse | TaskResponse:
         emit = emit or (lambda event, data: None)
-        if request.task != "qa" and request.indexes:
+        if request.indexes and (request.task != "qa" or nameless_summary(request.query)):
             done = self.tasks.run(request, emit, cancel)
             if done is not None:
                 return done

@@ -44,7 +44,7 @@ _SUBJECT_PATTERNS = (
     re.compile(rf"^(?:what|who|which|when|where)\s+{_BE}\s+(?P<np>.+)$", re.I),
     re.compile(r"^(?:what|who)'s\s+(?P<np>.+)$", re.I),
     re.compile(rf"^(?:does|do|did|can|could|should|will|would|must)\s+(?P<np>.+?)\s+(?:{_VERBS})\b.*$", re.I),
-    re.compile(rf"^(?:is|are|was|were)\s+(?P<np>.+?)\s+\w+(?:ed|en)\b.*$", re.I),
+    re.compile(r"^(?:is|are|was|were)\s+(?P<np>.+?)\s+\w+(?:ed|en)\b.*$", re.I),
     re.compile(rf"^(?:is|are|was|were)\s+(?P<np>{_DET}\s+.+?)\s+\w+$", re.I),  # "Is the deposit refundable"
 )
 

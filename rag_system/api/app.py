@@ -27,12 +27,24 @@ from rag_system.config import Settings
 from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
 from rag_system.indexing.embedder import Embedder, shared_embedder
+from rag_system.indexing.snapshot import StoreSnapshots
 from rag_system.indexing.store import ChunkTable, list_indexes, open_store
 from rag_system.retrieval.engine import RetrievalEngine
 
 log = logging.getLogger(__name__)
 
 INDEX_SIZES_TTL_S = 15.0
+
+
+def _preload_parser() -> None:
+    """Load the verifier's English parser now, so the first `/verify` (and the first checked answer)
+    does not wait for spaCy; a failure is reported again, with its remedy, by the request that needs it."""
+    from rag_system.grounding.parser import ParserUnavailable, parser
+
+    try:
+        parser()
+    except (ParserUnavailable, ImportError, OSError, ValueError) as exc:
+        log.warning("the verifier's English parser did not load: %s", exc)
 
 
 def cors_origins(setting: str) -> frozenset[str]:
@@ -61,6 +73,7 @@ class Service:
         self.names = IndexNames(self.index_names, settings.gateway_url, lambda: self.gate.token)
         self.jobs = JobQueue(settings, self.embedder, self.roots, on_changed=self.index_changed)
         self.sync = SyncService(settings, open_store(settings), self.jobs, self.roots)
+        self.snapshots = StoreSnapshots(settings.resolved_lancedb_uri)  # POST /backup
         self.cors_origins = cors_origins(settings.cors_origins)
         self.llm_loading: dict[str, Any] = {"state": "not requested"}
         self._sizes: tuple[float, list[tuple[str, int]]] = (0.0, [])
@@ -77,6 +90,7 @@ class Service:
         self.saver.start()
         if self.settings.llm_preload:
             threading.Thread(target=self._preload_llm, name="docent-llm-preload", daemon=True).start()
+        threading.Thread(target=_preload_parser, name="docent-parser-preload", daemon=True).start()
 
     def close(self) -> None:
         self.sync.stop()
@@ -109,23 +123,24 @@ class Service:
             self._sizes = (0.0, [])
 
     # -- read-only views -----------------------------------------------------------
-    def conversation(self, session_id: str, exclude_turn: str | None) -> tuple[tuple[Turn, ...], str | None]:
-        """The session's last turns as the gateway holds them, and a warning when it could not be asked.
+    def conversation(self, session_id: str, exclude_turn: str | None) -> tuple[tuple[Turn, ...], str | None, str]:
+        """The session's last turns as the gateway holds them, a warning when it could not be asked, and
+        the session's model (`model_used`).
 
         Without them a follow-up is answered as a question of its own, which is better than no answer.
         """
         limit = self.settings.memory_turns
         if limit == 0:
-            return (), None
+            return (), None, ""
         try:
-            found = read_history(self.settings.gateway_url, self.gate.token, session_id, limit, exclude_turn)
+            found, model = read_history(self.settings.gateway_url, self.gate.token, session_id, limit, exclude_turn)
         except (OSError, ValueError) as exc:
             log.warning("conversation history of session %s unavailable: %s", session_id, exc)
             return (), ("the conversation history could not be read from the gateway; "
-                        "this question was answered on its own")
+                        "this question was answered on its own"), ""
         turns = tuple(Turn(m["role"], m["content"], m.get("standalone") or None) for m in found
                       if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str))
-        return turns, None
+        return turns, None, model
 
     def index_names(self, fresh: bool = False) -> list[str]:
         return list_indexes(self.db) if fresh else [name for name, _ in self.index_sizes()]

@@ -36,10 +36,11 @@ _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def read_history(base_url: str, token: str, session_id: str, limit: int, exclude_turn: str | None = None,
-                 timeout_s: float = 10.0) -> list[dict[str, Any]]:
-    """`GET /sessions/<id>/history` of the gateway: the last `limit` messages, oldest first.
+                 timeout_s: float = 10.0) -> tuple[list[dict[str, Any]], str]:
+    """`GET /sessions/<id>/history` of the gateway: the last `limit` messages, oldest first, and the
+    session's model (`model_used`, "" when none).
 
-    An unknown session has no history (404 -> []); any other failure raises (`OSError`,
+    An unknown session has no history (404 -> [], ""); any other failure raises (`OSError`,
     `urllib.error.HTTPError`, `ValueError`) and the caller decides what to do without it.
     """
     query = urllib.parse.urlencode({"limit": limit, **({"exclude_turn": exclude_turn} if exclude_turn else {})})
@@ -50,12 +51,13 @@ def read_history(base_url: str, token: str, session_id: str, limit: int, exclude
             body = json.loads(response.read())
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
-            return []
+            return [], ""
         raise
     history = body.get("history") if isinstance(body, dict) else None
     if not isinstance(history, list):
         raise ValueError("the gateway's history answer has no 'history' list")
-    return [m for m in history if isinstance(m, dict)]
+    model = body.get("model_used")
+    return [m for m in history if isinstance(m, dict)], model if isinstance(model, str) else ""
 
 
 @dataclass

@@ -16,7 +16,7 @@ from common.errors import ApiError, error_body, status_of
 from common.http import Response
 from common.sse import SSEStream
 from rag_system.api.building import building_warnings
-from rag_system.api.model_choice import model_warnings
+from rag_system.api.model_choice import model_warnings, with_session_model
 from rag_system.api.messages import Request, Stream
 from rag_system.api.options import ChatOptions, parse_chat, parse_retrieve
 from rag_system.api.turns import Turn
@@ -31,17 +31,18 @@ def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
     options = parse_chat(service.names.resolve_body(request.json(), request.caller.may_read))
     request.caller.require_indexes(options.indexes)  # before anything is retrieved
     request.caller.require_session(options.session_id)
-    warnings = [*options.warnings, *building_warnings(service.jobs, options.indexes, service.index_sizes),
-                *model_warnings(service.registry, options.pipeline.get("model"))]
-    history, warning = (options.history, None) if options.history is not None else ((), None)
+    history, warning, model = (options.history, None, "") if options.history is not None else ((), None, "")
     if options.history is None and options.session_id:
-        history, warning = service.conversation(options.session_id, options.turn_id)
+        history, warning, model = service.conversation(options.session_id, options.turn_id)
+    chosen = with_session_model(options.pipeline, model)
+    warnings = [*options.warnings, *building_warnings(service.jobs, options.indexes, service.index_sizes),
+                *model_warnings(service.registry, chosen.get("model"))]
     if warning:
         warnings.append(warning)
     pipeline = service.pipeline
     try:
         chat_request = pipeline.request(options.query, options.indexes, session_id=options.session_id,
-                                        history=history, warnings=tuple(warnings), **options.pipeline)
+                                        history=history, warnings=tuple(warnings), **chosen)
     except (TypeError, ValueError) as exc:
         raise ApiError(400, "invalid_option", str(exc)) from exc
     log.debug("chat %s: %d indexes, options %s", request.request_id, len(options.indexes), options.pipeline)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from common.errors import ApiError
@@ -15,6 +16,7 @@ from rag_system.config import Settings
 
 #: How long `DELETE /indexes/<name>` waits for the writer before answering 202.
 DELETE_WAIT_S = 120.0
+_DOCUMENT_ID = re.compile(r"^[0-9a-f]{64}(-[0-9]{1,6})?$")
 EVENTS_POLL_S = 1.0
 
 
@@ -39,7 +41,7 @@ def start_job(request: Request) -> Response:
             warnings.append(f"embedding_model {spec.embedding_model!r} is not available here; the index is built "
                             "with its own or the default embedder (`python -m rag_system embedders` lists them)")
     check_embedder(request, spec.index, embedder)
-    job = request.service.jobs.submit_build(spec.index, paths, embedder, spec.chunk_size)
+    job = request.service.jobs.submit_build(spec.index, paths, embedder, spec.chunk_size, spec.remove)
     return Response(202, {"job_id": job.job_id, "index": job.index, "state": job.state,
                           "chunk_size": spec.chunk_size, "embedder": embedder, "warnings": warnings},
                     headers={"Location": f"/index/jobs/{job.job_id}"})
@@ -107,15 +109,42 @@ def list_all(request: Request) -> Response:
     return Response(200, {"indexes": [{"name": name, "chunks": n} for name, n in sizes]})
 
 
+def _wait(job: Job) -> bool:
+    """Wait for a queued write (at most DELETE_WAIT_S); True when it finished."""
+    deadline = time.monotonic() + DELETE_WAIT_S
+    while not job.finished and time.monotonic() < deadline:
+        job.wait_events(len(job.events), 1.0)
+    return job.finished
+
+
+def remove_document(request: Request) -> Response:
+    """One document out of an index (through the writer): its chunks, windows, vectors, manifest record.
+
+    `?path=` names one indexed file when the same content is indexed under several names."""
+    require_writer(request)
+    name = index_name(request.params["name"], "name")
+    document_id = request.params["document_id"]
+    if not _DOCUMENT_ID.match(document_id):
+        raise ApiError(400, "invalid_document_id", "a document id is the file's sha256 (64 hex characters, "
+                       "or a mailbox part <sha256>-<n>)")
+    path = (request.query.get("path") or [""])[-1]
+    job = request.service.jobs.submit_remove(name, document_id, path or None)
+    if not _wait(job):
+        return Response(202, {"removed": False, "job_id": job.job_id, "state": job.state,
+                              "message": "the removal is queued behind a running job; follow the job"})
+    if job.state != "done":
+        code = job.result.get("code") or "remove_failed"
+        raise ApiError(404 if code in ("index_not_found", "document_not_found") else 500, code,
+                       job.error or "the removal failed")
+    return Response(200, {"removed": True, **job.result, "job_id": job.job_id})
+
+
 def delete_index(request: Request) -> Response:
     require_writer(request)
     name = index_name(request.params["name"], "name")
     request.service.sync.forget(name)  # a deleted index is no longer synced
     job = request.service.jobs.submit_delete(name)
-    deadline = time.monotonic() + DELETE_WAIT_S
-    while not job.finished and time.monotonic() < deadline:
-        job.wait_events(len(job.events), 1.0)
-    if not job.finished:
+    if not _wait(job):
         return Response(202, {"deleted": False, "job_id": job.job_id, "state": job.state,
                               "message": "the deletion is queued behind a running job; follow the job"})
     if job.state != "done":

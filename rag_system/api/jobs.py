@@ -54,9 +54,11 @@ def _now() -> str:
 
 @dataclass
 class Job:
-    kind: str  # build | sync | delete
+    kind: str  # build | sync | delete | remove (one document)
     index: str
     paths: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()  # build: manifest paths to drop in this build (replaced uploads)
+    document_id: str = ""  # remove: the document's content id
     embedder: str | None = None  # asked for in the request (None: the index's own, or the default)
     trigger: str = ""  # what started a sync: manual | watch | rescan | bind
     chunk_tokens: int | None = None  # asked for in the request (None: CHUNK_SIZE)
@@ -99,6 +101,8 @@ class Job:
 
     def _fold(self, event: BuildEvent) -> None:
         self.overall = event.data.get("progress") or self.overall
+        if event.type == "build_preparing":
+            self.total = int(event.data.get("files", 0))
         if event.type == "build_started":
             self.total = int(event.data.get("to_process", 0)) + int(event.data.get("unchanged", 0))
         if event.path is None or event.type not in _FILE_STATES:
@@ -176,9 +180,13 @@ class JobQueue:
         return self._thread.is_alive()
 
     def submit_build(self, index: str, paths: list[Path], embedder: str | None = None,
-                     chunk_tokens: int | None = None) -> Job:
+                     chunk_tokens: int | None = None, remove: tuple[str, ...] = ()) -> Job:
         return self._submit(Job("build", index, tuple(str(p) for p in paths), embedder=embedder,
-                                chunk_tokens=chunk_tokens))
+                                chunk_tokens=chunk_tokens, remove=remove))
+
+    def submit_remove(self, index: str, document_id: str, path: str | None = None) -> Job:
+        """Queue the removal of one document (rag_system/indexing/removal.py), behind any build."""
+        return self._submit(Job("remove", index, (path,) if path else (), document_id=document_id))
 
     def submit_sync(self, index: str, folders: list[Path], trigger: str, embedder: str | None = None) -> Job:
         """Queue a sync of `index` with its folders, unless one is already waiting to start (it will see
@@ -275,6 +283,8 @@ class JobQueue:
             job.result = {"deleted": deleted}
             self._finish(job, "done", None if deleted else f"index {job.index!r} does not exist",
                          {"deleted": deleted})
+        elif job.kind == "remove":
+            self._remove(job)
         elif job.kind == "sync":
             self._sync(job)
         else:
@@ -288,7 +298,7 @@ class JobQueue:
             settings = replace(self.settings, chunk_tokens=job.chunk_tokens) if job.chunk_tokens else self.settings
             summary = build_index(paths, job.index, settings, embedder=self.embedder,
                                   embedder_name=job.embedder or self.settings.embedder, on_event=job.handle,
-                                  cancel=job.cancel)
+                                  cancel=job.cancel, remove=job.remove)
         except BuildCancelled as exc:
             self._finish(job, "cancelled", str(exc))
         except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:
@@ -297,6 +307,18 @@ class JobQueue:
         else:
             self._finish(job, "done", None, {**summary.to_json(), **self._identity(job.index),
                                              "chunk_size": settings.chunk_tokens})
+
+    def _remove(self, job: Job) -> None:
+        from rag_system.indexing.removal import remove_document
+
+        try:
+            done = remove_document(job.index, job.document_id, self.settings, job.paths[0] if job.paths else None)
+        except LookupError as exc:  # no such index or document: the handler answers 404 with the code
+            job.result = {"code": getattr(exc, "code", "document_not_found"), "message": str(exc)}
+            self._finish(job, "failed", str(exc))
+        else:
+            job.result = done.to_json()
+            self._finish(job, "done", None, job.result)
 
     def _identity(self, index: str) -> dict[str, Any]:
         """The embedding model and vector size the index is built with (localGPT's index panel shows them)."""

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from rag_system.config import ConfigError, Settings
+from rag_system.config import ConfigError, Settings, environment_notes
 
 log = logging.getLogger("rag_system.api")
 
@@ -28,6 +28,8 @@ def run_api(args: argparse.Namespace, settings: Settings) -> int:
     from rag_system.api.server import check_bind
 
     logs.configure(logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)
+    for note in environment_notes():  # a migrated localGPT .env: what is used, what is not and why
+        log.warning("%s", note)
     host = args.host or settings.api_host
     port = settings.api_port if args.port is None else args.port
     try:

@@ -9,7 +9,9 @@ configured one answered.
 
 from __future__ import annotations
 
-from rag_system.generation.registry import BackendRegistry
+from typing import Any
+
+from rag_system.generation.registry import AUTO_ORDER, BackendRegistry
 
 #: Backends that pass `model` on to their server, so any name the server knows works.
 PER_REQUEST_MODEL = ("ollama", "openai")
@@ -24,3 +26,11 @@ def model_warnings(registry: BackendRegistry, model: str | None) -> list[str]:
     serving = next((f"{s.name} ({s.model})" if s.model else s.name for s in statuses if s.name != "extractive"),
                    "the extractive backend (no language model is configured)")
     return [f"model {model!r} is not served here; the answer comes from {serving}"]
+
+
+def with_session_model(pipeline: dict[str, Any], model: str) -> dict[str, Any]:
+    """The request's options with its conversation's model (`model_used`, set when the session was made)
+    when the request names no model and no backend itself: a session keeps answering with its model."""
+    if not model or pipeline.get("model") or pipeline.get("backend"):
+        return pipeline
+    return {**pipeline, "backend": model} if model in AUTO_ORDER else {**pipeline, "model": model}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from common.errors import bad_request
@@ -64,6 +65,7 @@ class IndexRequest:
     embedder: str | None = None  # the embedder of a new index (rag_system/indexing/embedders.py)
     chunk_size: int | None = None  # chunk budget in tokens for the files this build (re)indexes
     embedding_model: str | None = None  # localGPT's name for the embedder: a model id (or an embedder name)
+    remove: tuple[str, ...] = ()  # indexed paths this build drops (a replaced upload's previous version)
 
 
 def normalise_keys(body: Any) -> dict[str, Any]:
@@ -139,7 +141,8 @@ def index_name(value: Any, key: str = "index") -> str:
         raise bad_request(str(exc), "invalid_index_name") from exc
 
 
-def _indexes(body: dict[str, Any]) -> tuple[str, ...]:
+def indexes_of(body: dict[str, Any]) -> tuple[str, ...]:
+    """The indexes a normalised body names (`table_name`, `index`, `indexes`), each name checked, once each."""
     names: list[str] = []
     for key in ("table_name", "index"):
         if body.get(key) is not None:
@@ -247,7 +250,7 @@ def parse_chat(raw: Any) -> ChatOptions:
         "force_rag": _bool(body, "force_rag"), "max_tokens": _int(body, "max_tokens", 1, 4096),
         "task": task, "documents": documents,
     })
-    return ChatOptions(query=query, indexes=_indexes(body),
+    return ChatOptions(query=query, indexes=indexes_of(body),
                        session_id=_str(body, "session_id", max_len=128, pattern=_ID),
                        turn_id=_str(body, "turn_id", max_len=128, pattern=_ID),
                        pipeline={k: v for k, v in options.items() if v is not None}, history=_history(body),
@@ -257,7 +260,7 @@ def parse_chat(raw: Any) -> ChatOptions:
 def parse_retrieve(raw: Any) -> RetrieveOptions:
     body = normalise_keys(raw)
     query = _query(body)
-    indexes = _indexes(body)
+    indexes = indexes_of(body)
     if len(indexes) != 1:
         raise bad_request("retrieve searches exactly one index: give index (or table_name)", "invalid_option")
     options = {k: v for k, v in _retrieval(body).items() if v is not None}
@@ -278,9 +281,14 @@ def parse_index(raw: Any) -> IndexRequest:
         raise bad_request("every path must be a non-empty string", "invalid_paths")
     if body.get("retrieval_mode") is not None:
         _mode(body)  # the product we replace validated it here too
+    remove = body.get("remove_paths") or []
+    if not isinstance(remove, list) or len(remove) > MAX_PATHS or \
+            not all(isinstance(p, str) and p and "\x00" not in p and len(p) <= 4096 for p in remove):
+        raise bad_request("remove_paths must be a list of indexed paths", "invalid_paths")
     return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body),
                         chunk_size=_int(body, "chunk_size", MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS),
-                        embedding_model=_str(body, "embedding_model", max_len=300))
+                        embedding_model=_str(body, "embedding_model", max_len=300),
+                        remove=tuple(str(Path(p).resolve()) for p in remove))
 
 
 def embedder_option(body: dict[str, Any]) -> str | None:

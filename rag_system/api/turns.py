@@ -80,4 +80,7 @@ class Turn:
             "timings_ms": done.get("timings_ms", elapsed) if done else elapsed,
             "status": self.status,
             "error": None if self.status == "complete" else self.error,
+            # what was searched and how, kept with the turn (a rating's evaluation row replays it)
+            "indexes": list(self.options.indexes),
+            "options": dict(self.options.pipeline),
         }

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import docent_native
 
-from rag_system.generation.quantities import asked_dimension, asks_quantity, states_quantity
+from rag_system.grounding.quantities import asked_dimension, asks_quantity, states_quantity
 from rag_system.generation.meaning import Meaning
-from rag_system.generation.terms import key_terms, term_set
+from rag_system.grounding.terms import key_terms, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
 MIN_OVERLAP = 0.1  # low on purpose: off-topic questions are refused before this runs

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from rag_system.generation.terms import specific_words
+from rag_system.grounding.terms import specific_words
 
 
 class SentenceEmbedder(Protocol):

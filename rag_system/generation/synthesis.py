@@ -18,10 +18,10 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
-import docent_native
-
-from rag_system.generation.asks import ask_together
-from rag_system.generation.citations import (
+from rag_system.generation.answer_rules import (
+    SynthesisOptions, answers, cited_ask, cited_numbers, covered, extract, groundedness)
+from rag_system.grounding.asks import ask_together
+from rag_system.grounding.citations import (
     Validation,
     attribute,
     check,
@@ -31,16 +31,13 @@ from rag_system.generation.citations import (
     recite,
     validate,
 )
-from rag_system.generation.extractive import quote
 from rag_system.generation.language import refusal_for
 from rag_system.generation.llm import (
     ContextOverflowError,
-    GenerationParams,
     LLMBackend,
     LLMError,
     StreamResult,
 )
-from rag_system.generation.meaning import Meaning
 from rag_system.generation.prompts import (
     REFUSAL_TEXT,
     grounded_messages,
@@ -49,8 +46,10 @@ from rag_system.generation.prompts import (
     repair_messages,
     strip_labels,
 )
-from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
-from rag_system.generation.terms import ask_coverage, coverage, strip_markers, support
+from rag_system.grounding.quantities import asks_quantity, other_quantity, states_quantity
+from rag_system.generation.release import Release
+from rag_system.grounding.yes_no import sources_answer, with_reply
+from rag_system.grounding.terms import coverage
 from rag_system.retrieval.packer import EvidenceBlock
 
 log = logging.getLogger(__name__)
@@ -59,20 +58,6 @@ Emit = Callable[[str, dict[str, Any]], None]
 
 class Cancelled(Exception):
     """The client went away; stop generating and leave no partial state."""
-
-
-@dataclass(frozen=True)
-class SynthesisOptions:
-    params: GenerationParams = GenerationParams()
-    repair: bool = True
-    extractive_sentences: int = 3
-    min_coverage: float = 0.5
-    min_similarity: float = 0.35
-    min_ask: float = 0.33  # share of the question's ask terms a block the answer cites must hold (rule 4)
-    min_meaning: float = 0.45  # ... unless a quoted sentence is this close to the question in meaning
-    meaning: Meaning | None = None  # the index's embedder, for quoting by meaning (None: by words alone)
-    verify: bool = True
-    history: str = ""
 
 
 @dataclass
@@ -121,13 +106,21 @@ class Synthesizer:
         answer = self._answer(question, blocks, chain, options, emit, cancel, similarity, absent)
         if answer.answer_source == "refusal":
             answer.answer = refusal_for(question, REFUSAL_TEXT)
+        elif answer.answer_source in ("llm", "llm_repaired", "extractive"):
+            # A yes/no question gets its "Yes" or "No" from what the cited passages say, when the
+            # answer does not open with one (a quote, or a model that restated the passage).
+            cited = [b for b in blocks if b.number in cited_numbers(answer.answer)]
+            said = with_reply(answer.answer, sources_answer(question, cited))
+            if said != answer.answer:
+                answer.answer = said
+                emit("answer_repaired", {"answer": said, "method": "reply"})
         return answer
 
     def _answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
                 options: SynthesisOptions, emit: Emit, cancel: threading.Event | None,
                 similarity: float | None, absent: list[str] | None) -> Answer:
         cov, missing = coverage(question, [located_text(b) for b in blocks])
-        if not blocks or absent or not _covered(cov, similarity, options):
+        if not blocks or absent or not covered(cov, similarity, options):
             why = ("no evidence was retrieved" if not blocks else
                    f"the documents never mention: {', '.join(absent[:6])}" if absent else
                    f"the documents do not mention: {', '.join(missing[:6])}")
@@ -152,7 +145,7 @@ class Synthesizer:
                 log.warning("backend %s failed, falling through: %s", backend.name, exc)
                 fallbacks.append({"backend": backend.name, "error": str(exc)})
                 emit("backend_fallback", {"from": backend.name, "error": str(exc)})
-        text, why = _extract(question, blocks, options)
+        text, why = extract(question, blocks, options)
         if text is None:
             answer = self._refusal_answer(why, emit)
             answer.coverage = cov
@@ -177,27 +170,91 @@ class Synthesizer:
                                     "estimated_s": estimate,
                                     "message": f"Reading {passages}" + (f" (~{estimate:.0f} s)" if estimate else "")})
         first_token: float | None = None
+        read_blocks = [b for b in blocks if b.in_prompt]
+        reply = sources_answer(question, read_blocks)
+        repairs: list[str] = []  # how the sentences shown were repaired ("attribution", "citation")
+        release = Release(lambda sentence: self._sentence(question, sentence, read_blocks, options, repairs), emit,
+                          ready=lambda text: answers(question, text, blocks, options),
+                          opening=f"{reply.capitalize()}. " if reply else "")
         with closing(backend.stream(messages, options.params, result)) as pieces:
             for piece in pieces:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled()
                 if first_token is None:
                     first_token = time.perf_counter()
-                emit("token", {"text": piece})
+                release.feed(piece)
+                if release.released and "first_sentence_ms" not in release.timings:
+                    release.timings["first_sentence_ms"] = (time.perf_counter() - t0) * 1000
+        release.finish()
+        if release.released and "first_sentence_ms" not in release.timings:
+            release.timings["first_sentence_ms"] = (time.perf_counter() - t0) * 1000
         completion = result.completion
         assert completion is not None  # set by every backend when its stream ends
         usage = {"synthesis": {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}}
         timings = {"first_token_ms": ((first_token or time.perf_counter()) - t0) * 1000,
-                   "generation_ms": (time.perf_counter() - t0) * 1000}
+                   "generation_ms": (time.perf_counter() - t0) * 1000, **release.timings}
         text = strip_labels(normalise_answer(completion.text), blocks)
-        answer, first = self._check(question, evidence, text, blocks, backend, options, emit, usage)
+        log.debug("draft %r: %d sentence(s) shown, %d held", text[:400], len(release.released), len(release.held))
+        if release.released:
+            answer, first = self._after_release(question, text, release, repairs, blocks, backend, options, emit)
+        else:  # nothing was shown: the whole draft goes to repair, quoting or a refusal
+            answer, first = self._check(question, evidence, text, blocks, backend, options, emit, usage)
         answer.first_validation = first
         answer.backend, answer.model = backend.name, completion.model
         answer.coverage, answer.usage, answer.fallbacks = cov, usage, fallbacks
         answer.timings_ms.update(timings)
         if answer.answer_source in ("llm", "llm_repaired"):
-            answer.confidence = _groundedness(answer.answer, blocks) if options.verify else None
+            answer.confidence = groundedness(answer.answer, blocks) if options.verify else None
         return answer
+
+    def _sentence(self, question: str, sentence: str, read: list[EvidenceBlock], options: SynthesisOptions,
+                  repairs: list[str]) -> str | None:
+        """One finished sentence of the model's draft as it may be shown (its citations repaired), or None.
+        A decline is never shown: the loop decides what follows it."""
+        text = strip_labels(normalise_answer(sentence), read)
+        if not text or is_refusal(text):
+            return None
+        report = check(text, read, True, question, whole=False)
+        if not report.valid and options.repair:
+            fixed, count = attribute(text, read, report)
+            if count:
+                report, text = check(fixed, read, True, question, whole=False), fixed
+                if report.valid:
+                    repairs.append("attribution")
+            for instead in (True, False):
+                if report.valid:
+                    break
+                recited, moved = recite(text, read, report, instead)
+                again = check(recited, read, True, question, whole=False) if moved else None
+                if again is not None and again.valid:
+                    report, text = again, recited
+                    repairs.append("citation")
+        return text if report.valid else None
+
+    def _after_release(self, question: str, draft: str, release: Release, repairs: list[str],
+                       blocks: list[EvidenceBlock], backend: LLMBackend, options: SynthesisOptions,
+                       emit: Emit) -> tuple[Answer, dict[str, Any]]:
+        """The answer is what was shown — checked sentences, those that failed dropped — and, when it
+        does not give what the question asks (a number, the ask's words), a quote after it that does.
+        Nothing shown is ever taken back."""
+        shown = release.text
+        read = [b for b in blocks if b.in_prompt]
+        report = check(shown, read, True, question).with_attributed(repairs.count("attribution"))
+        first = {**check(draft, read, True, question).to_json(), "dropped": len(release.held)}
+        emit("citations", {"stage": "first", **first})
+        source = "llm_repaired" if release.held or repairs else "llm"
+        answers = options.min_ask <= 0 or cited_ask(question, shown, blocks)[0] >= options.min_ask
+        if report.valid and answers:
+            if release.held or repairs:
+                emit("answer_repaired", {"answer": shown, "method": "dropped" if release.held else repairs[0],
+                                         "dropped": len(release.held), "attributed": report.attributed})
+            return self._accept(question, shown, source, blocks, backend, options, emit, report, keep=True), first
+        tail, _ = extract(question, blocks, options, draft)
+        if tail is None or tail.strip() in shown:
+            return self._final(shown, source, blocks, backend.name, "", 0.0, options), first
+        more = f"{shown}\n\n{tail}"
+        emit("answer_repaired", {"answer": more, "method": "quote", "dropped": len(release.held)})
+        return self._final(more, "llm_repaired", blocks, backend.name, "", 0.0, options), first
 
     def _check(self, question: str, evidence: str, text: str, blocks: list[EvidenceBlock],
                backend: LLMBackend, options: SynthesisOptions, emit: Emit,
@@ -206,7 +263,7 @@ class Synthesizer:
             emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
         read = [b for b in blocks if b.in_prompt]  # what the model may cite: a number it never saw is unknown
-        report = check(text, read, options.verify, question)
+        report = check(text, read, True, question)
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
         if report.valid:
@@ -216,16 +273,15 @@ class Synthesizer:
         fixed, count = attribute(text, read, report)
         current = report
         if count:
-            current = check(fixed, read, options.verify, question)
-            current.attributed = count
+            current = check(fixed, read, True, question).with_attributed(count)
             if current.valid:
                 emit("answer_repaired", {"answer": fixed, "method": "attribution", "attributed": count})
                 return self._accept(question, fixed, "llm_repaired", blocks, backend, options, emit, current), first
         for instead in (True, False):  # a fact the model read in one block and cited to another
             recited, moved = recite(fixed, read, current, instead)
-            again = check(recited, read, options.verify, question) if moved else None
+            again = check(recited, read, True, question) if moved else None
             if again is not None and again.valid:
-                again.attributed = count
+                again = again.with_attributed(count)
                 emit("answer_repaired", {"answer": recited, "method": "citation", "recited": moved})
                 return self._accept(question, recited, "llm_repaired", blocks, backend, options, emit, again), first
         repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
@@ -234,38 +290,35 @@ class Synthesizer:
         second = strip_labels(normalise_answer(repaired.text), blocks)
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit), first
-        report = check(second, read, options.verify, question)
+        report = check(second, read, True, question)
         if not report.valid:
             second, count = attribute(second, read, report)
             if count:
-                report = check(second, read, options.verify, question)
-                report.attributed = count
+                report = check(second, read, True, question).with_attributed(count)
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
             return self._accept(question, second, "llm_repaired", blocks, backend, options, emit, report), first
         return self._replace(question, blocks, options, emit, "citations still invalid after repair", second), first
 
     def _accept(self, question: str, text: str, source: str, blocks: list[EvidenceBlock], backend: LLMBackend,
-                options: SynthesisOptions, emit: Emit, report: Validation) -> Answer:
+                options: SynthesisOptions, emit: Emit, report: Validation, keep: bool = False) -> Answer:
         """A valid model answer, if the blocks it cites hold what the question asks (rule 4, as for a quote).
 
         Every fact can be in its block and the answer still not be one: asked "What grind size should I
         use ...?", the model stated the warranty terms, each cited. Then it is quoted instead, and the
         quote meets the same rule.
         """
-        if options.min_ask > 0:
-            share, lacking = _cited_ask(question, text, blocks)
+        if options.min_ask > 0 and not keep:  # `keep`: the text was shown, and the caller checked the ask
+            share, lacking = cited_ask(question, text, blocks)
             if share < options.min_ask:
                 return self._replace(question, blocks, options, emit,
                                      f"the passages it cites do not say: {', '.join(lacking[:6])}", text)
-        if options.verify:  # every other block that states the same facts is cited too, each checked
-            more, added = corroborate(text, blocks, report)
-            if added:
-                again = check(more, blocks, options.verify, question)
-                if again.valid:
-                    again.attributed = report.attributed
-                    emit("answer_corroborated", {"answer": more, "sentences": added})
-                    text, report = more, again
+        more, added = corroborate(text, blocks, report)  # every other block stating the same facts, checked
+        if added:
+            again = check(more, blocks, True, question).with_attributed(report.attributed)
+            if again.valid:
+                emit("answer_corroborated", {"answer": more, "sentences": added})
+                text, report = more, again
         return self._final(text, source, blocks, backend.name, "", 0.0, options, report)
 
     def _after_model_refusal(self, question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
@@ -279,7 +332,7 @@ class Synthesizer:
         declined 11 rows, 8 of which quoting cites the fact for; on the answer
         sets trusting declines kept one unanswerable row refused (answering.md).
         """
-        text, why = _extract(question, blocks, options)
+        text, why = extract(question, blocks, options)
         if text is None:
             return self._refusal_answer(f"the model found no answer in the evidence; {why}", emit)
         emit("answer_replaced", {"answer": text, "answer_source": "extractive",
@@ -299,7 +352,7 @@ class Synthesizer:
         """
         if (asks_quantity(question) and not states_quantity(draft)) or other_quantity(question, draft):
             draft = ""
-        text, why = _extract(question, blocks, options, draft)
+        text, why = extract(question, blocks, options, draft)
         if text is None:
             return self._refusal_answer(f"{reason}; {why}", emit)
         emit("answer_replaced", {"answer": text, "answer_source": "extractive", "reason": reason})
@@ -317,75 +370,3 @@ class Synthesizer:
             return Answer(REFUSAL_TEXT, "refusal", [], backend, model, refusal_reason="internal: invalid extract")
         return Answer(text, source, citation_records(text, blocks, report), backend, model,
                       validation=report.to_json(), coverage=cov)
-
-
-def _extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOptions,
-             draft: str = "") -> tuple[str | None, str]:
-    """Verbatim evidence sentences, or (None, why) when they do not carry what the question asks.
-
-    The extractive answer copies the sentences that share most words (and, with an embedder, most
-    meaning) with the question; over documents on the right topic some always do. So the blocks
-    it quotes must also hold the question's ask (`ask_coverage`: "salary" for a question about a
-    CEO's salary) — by the same rule with or without a model — or one quoted sentence must say
-    what is asked in other words: its cosine with the question, names taken out of both
-    (`meaning`), at least `min_meaning`. On the answer sets and gold sets every unanswerable
-    question this rule saw stayed below 0.40 and every paraphrased answerable one was at 0.49 or
-    more (Documentation/answering.md).
-    """
-    # in the retriever's order (`widen` numbers the model's blocks first): quoting decays by position
-    chosen = sorted(blocks, key=lambda b: b.rank or b.number)
-    if draft:  # the blocks the draft cited first, its words added to the question's
-        named = _cited_numbers(draft)
-        chosen = [b for b in chosen if b.number in named] + [b for b in chosen if b.number not in named]
-        draft = " " + strip_markers(draft)
-    found = quote(question + draft, chosen, options.extractive_sentences, options.meaning, asked=question)
-    if found is None:
-        return None, "no evidence sentence matches the question"
-    share, lacking = _cited_ask(question, found.text, blocks)
-    if share >= options.min_ask or (found.meaning is not None and found.meaning >= options.min_meaning):
-        return found.text, ""
-    if options.meaning is not None:  # meaning may have picked other blocks than words would: words alone
-        by_words = quote(question + draft, chosen, options.extractive_sentences,  # are never worse off
-                         asked=question)
-        if by_words is not None and _cited_ask(question, by_words.text, blocks)[0] >= options.min_ask:
-            return by_words.text, ""
-    return None, f"the passages that match do not say: {', '.join(lacking[:6])}"
-
-
-def _cited_numbers(text: str) -> set[int]:
-    return {n for _, _, numbers in docent_native.parse_citations(text) for n in numbers}
-
-
-def _cited_ask(question: str, text: str, blocks: list[EvidenceBlock]) -> tuple[float, list[str]]:
-    """Rule 4 for any answer, quoted or written: the share of the ask the best block it cites holds."""
-    cited = _cited_numbers(text)
-    return ask_coverage(question, [located_text(b) for b in blocks if b.number in cited])
-
-
-def _covered(cov: float, similarity: float | None, options: SynthesisOptions) -> bool:
-    """Does the evidence cover the question? Lexically, or semantically.
-
-    Paraphrased questions ("authorization for a run of ten back-to-back
-    workdays" vs "approval for consecutive days") share few words with their
-    answer (coverage 0.14 for that one) but embed close to it; off-topic
-    questions do neither. Measured on the mixed and rfc gold sets: every
-    answerable question had a top cosine >= 0.41 or coverage >= 0.5, while
-    eight off-topic questions ("capital of Mongolia", "boiling point of
-    ethanol", ...) had cosine <= 0.31 and coverage <= 0.33. A question let
-    through here still faces the per-sentence support check.
-    """
-    if cov >= options.min_coverage:
-        return True
-    return similarity is not None and similarity >= options.min_similarity
-
-
-def _groundedness(answer: str, blocks: list[EvidenceBlock]) -> float:
-    """Mean share of each cited sentence's content words found in the blocks it cites."""
-    report = validate(answer, blocks)
-    by_number = {b.number: b.source_text for b in blocks}
-    scores = []
-    for s in report.sentences:
-        cited = [by_number[n] for n in s["citations"] if n in by_number]
-        if cited:
-            scores.append(support(answer[s["start"]:s["end"]], "\n".join(cited)))
-    return sum(scores) / len(scores) if scores else 0.0

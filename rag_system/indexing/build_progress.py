@@ -7,8 +7,10 @@ polls and the web app's live stream must agree, so the builder stamps one
 The unit of work is the chunk, because embedding dominates a build. A file
 counts with its chunk count once it is chunked; a file not chunked yet counts
 with its size times the chunks-per-byte measured on the files chunked so far.
-The ETA is the measured rate (work done per second since the build started)
-applied to the work left; it is withheld until there is enough to measure.
+The ETA is the measured rate (work done per second since the work started: after
+the plan, so the minute a build may spend reading files to detect their
+language is not taken for a slow rate) applied to the work left; it is withheld
+until there is enough to measure.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class BuildProgress:
     """Thread-safe: the conversion thread and the embedding thread both emit events."""
 
     started: float = field(default_factory=time.monotonic)
+    work_started: float | None = None  # when the plan was made: the rate is measured from here
     total_bytes: int = 0
     files_total: int = 0
     files_failed: int = 0
@@ -61,7 +64,12 @@ class BuildProgress:
 
     def _fold(self, event: BuildEvent) -> None:
         data, kind = event.data, event.type
+        if kind == "build_preparing":
+            self.stage = "detecting_language" if data.get("step") == "detecting_language" else "planning"
+            return
         if kind == "build_started":
+            if self.work_started is None:
+                self.work_started = time.monotonic()
             self.files_total = int(data.get("to_process", 0))
             self.total_bytes = int(data.get("bytes", 0))
             self.stage = "converting" if self.files_total else "finishing"
@@ -100,14 +108,18 @@ class BuildProgress:
         total = sum(f.chunks or 0 for f in known) + unknown_bytes * per_byte
         finished_unknown = sum(estimated[p] for p, f in self.files.items() if f.finished and f.chunks is None)
         embedded = sum((f.chunks or 0) if f.finished else f.embedded for f in known) + finished_unknown
-        fraction = 1.0 if done or not self.files_total else (min(embedded / total, 1.0) if total else 0.0)
+        if self.work_started is None and not done:  # preparing: nothing measured yet, and no plan to finish
+            fraction = 0.0
+        else:
+            fraction = 1.0 if done or not self.files_total else (min(embedded / total, 1.0) if total else 0.0)
         fraction = max(fraction, self.shown)
         if not done:
             fraction = min(fraction, 0.99)  # the full-text refresh and the summary are still to come
         self.shown = fraction
         eta = None
-        if not done and fraction >= ETA_MIN_FRACTION and elapsed >= ETA_MIN_SECONDS and self.stage != "refreshing":
-            eta = round(elapsed * (1 - fraction) / fraction, 1)
+        working = time.monotonic() - (self.work_started if self.work_started is not None else self.started)
+        if not done and fraction >= ETA_MIN_FRACTION and working >= ETA_MIN_SECONDS and self.stage != "refreshing":
+            eta = round(working * (1 - fraction) / fraction, 1)
         return {"stage": self.stage, "fraction": round(fraction, 4), "eta_s": eta, "elapsed_s": round(elapsed, 1),
                 "chunks_done": int(embedded), "chunks_total": round(total),
                 "files_done": sum(f.finished for f in self.files.values()), "files_total": self.files_total,

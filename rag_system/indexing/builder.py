@@ -92,6 +92,7 @@ def build_index(
     cancel: threading.Event | None = None,
     hold: frozenset[Path] = frozenset(),
     settle_s: float = 0.0,
+    remove: Sequence[str] = (),
 ) -> BuildSummary:
     """Bring index `index` in line with the files under `inputs`.
 
@@ -99,6 +100,7 @@ def build_index(
     chooses it for a new index and must match an existing one's. Without an
     `embedder`, the model loads only once a file needs embedding. `hold`: files left as they are
     indexed (still being written), and with `settle_s` every file modified within that time.
+    `remove`: indexed paths to drop in this build (the previous version of a replaced upload).
     """
     started = time.perf_counter()
     validate_index_name(index)
@@ -112,8 +114,15 @@ def build_index(
     files = [f for f in files if f not in hold]
     db = open_store(settings)
     converted: dict[Path, ConvertedDocument] = {}  # files read to detect the language (EMBEDDER=auto)
-    embedder = choose_embedder(db, index, settings, embedder, embedder_name,
-                               sample=lambda: _language_sample(files, settings, converted))
+    # Said before anything slow (reading files to detect their language can take a minute of OCR), so a
+    # build reports that it is working from its first second, not only once the plan is made.
+    on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "planning"}))
+
+    def sample() -> list[str]:
+        on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "detecting_language"}))
+        return _language_sample(files, settings, converted, on_event)
+
+    embedder = choose_embedder(db, index, settings, embedder, embedder_name, sample=sample)
     options = chunker_options(settings, embedder)
     summary = BuildSummary(index=index)
     sizes = [p.stat().st_size for p in files]
@@ -131,6 +140,9 @@ def build_index(
         records = {}
     plan = make_plan(files, hashes, sizes, skipped, roots, records, options.version,
                      embedder.identity.model_id, held)
+    listed = {str(f) for f in files}
+    plan.removed.extend(records[p] for p in dict.fromkeys(remove) if p in records and p not in listed
+                        and records[p] not in plan.removed)
     _report_plan(plan, summary, on_event, records)
 
     for record in plan.removed:
@@ -203,10 +215,12 @@ def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
 
 
 def _language_sample(files: Sequence[Path], settings: Settings, converted: dict[Path, ConvertedDocument],
-                     limit: int = 3) -> list[str]:
+                     on_event: EventSink = ignore_event, limit: int = 3) -> list[str]:
     """Text of the first few convertible files (kept, so they are not converted twice)."""
     texts: list[str] = []
     for path in files[: limit * 2]:
+        on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "detecting_language",
+                                                     "reading": path.name}))
         try:
             converted[path] = convert(path, settings)
         except ConversionError:

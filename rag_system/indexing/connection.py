@@ -8,6 +8,8 @@ needs the chunk schema to do it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -87,8 +89,63 @@ def open_store(settings: Settings, *, replica: bool = False) -> Any:
 
 
 def compact(table: Any, keep_versions_s: float) -> None:
-    """Compact and clean up, keeping every version a replica may still read (see `Settings.keep_versions_s`)."""
-    table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
+    """Compact and clean up, keeping every version a replica may still read (see `Settings.keep_versions_s`),
+    and every version at all while a backup links the store's files (`cleanup_held`)."""
+    with _cleanup.running():
+        table.optimize(cleanup_older_than=_cleanup.horizon(keep_versions_s))
+
+
+#: While a backup is staged, cleanup keeps this much history: all of it.
+_HELD_HORIZON = timedelta(days=36500)
+
+
+class _CleanupGate:
+    """Compactions of this process against backups of its store (indexing/snapshot.py).
+
+    Why process state: the RAG API's one writer thread compacts, and a backup request of the same
+    process must see no version of a table it is copying deleted under it. A hold waits for a
+    cleanup in flight, then makes every compaction keep all versions until it is released; holds
+    last as long as linking the files takes (milliseconds to seconds), not the whole download.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._holds = 0
+        self._running = 0
+
+    def horizon(self, keep_versions_s: float) -> timedelta:
+        with self._cond:
+            return _HELD_HORIZON if self._holds else timedelta(seconds=keep_versions_s)
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        with self._cond:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._running -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._cond:
+            self._holds += 1
+            self._cond.wait_for(lambda: self._running == 0)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._holds -= 1
+
+
+_cleanup = _CleanupGate()
+
+
+def cleanup_held() -> AbstractContextManager[None]:
+    """No compaction of this process removes any table version inside this block (see `_CleanupGate`)."""
+    return _cleanup.held()
 
 
 #: How LanceDB reports a data file that a cleanup removed under an old table handle.

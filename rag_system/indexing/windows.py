@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import timedelta
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from rag_system.chunking.chunker import Chunk
+from rag_system.indexing.connection import compact
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class WindowTable:
             if current is None or any(details.get(k) != v for k, v in config.items()):
                 log.info("building full-text index on window %s (%s)", column, json.dumps(config))
                 self.table.create_index(column, config=FTS(with_position=False, **config), replace=True)
-        self.table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
+        compact(self.table, keep_versions_s)
 
     def search_chunks(self, terms: str, where: str | None, limit: int,
                       column: str = TEXT_COLUMN) -> list[tuple[str, float]]:

@@ -17,7 +17,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from rag_system.generation.citations import attribute, cited_numbers
+from rag_system.grounding.citations import attribute, cited_numbers
 from rag_system.generation.llm import (
     GenerationParams,
     LLMBackend,

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_system.generation.citations import Validation, check, citation_records
+from rag_system.grounding.citations import Validation, check, citation_records
 from rag_system.retrieval.packer import EvidenceBlock
 from rag_system.tasks.picking import Pick, cite
 

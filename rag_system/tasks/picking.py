@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import docent_native
 
-from rag_system.generation.terms import key_terms, stem, term_set
+from rag_system.grounding.terms import key_terms, stem, term_set
 from rag_system.retrieval.packer import EvidenceBlock
 
 MIN_CHARS = 25

@@ -27,6 +27,18 @@ _DIFFER = re.compile(
     r"^\s*how (?:do|does)\s+(?P<names2>.+?)\s+differ[\s.?!]*$", re.IGNORECASE)
 _SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+with\s+|\s+to\s+|\s+vs\.?\s+|\s+versus\s+|\s*&\s*)\s*",
                     re.IGNORECASE)
+#: The first things people type with a document open, naming none: "What is this about?", "Summarize this",
+#: "Give me an overview". Whole-message matches only: "what is this clause about?" is a question.
+_NAMELESS = re.compile(
+    r"^\s*(?:(?:hi|hello|ok|okay|so)[\s,!]+)?(?:please\s+|can you\s+|could you\s+)?(?:"
+    r"what(?:'s|\s+is|\s+are)\s+(?:this|it|these|the\s+(?:documents?|files?|index)|th(?:is|ese)\s+(?:documents?|files?))"
+    r"(?:\s+all)?\s+about|"
+    r"summari[sz]e(?:\s+(?:this|it|these|everything|(?:the|this|these)\s+(?:documents?|files?|index)))?|"
+    r"sum\s+(?:this|it)\s+up|"
+    r"(?:give|show)\s+(?:me\s+)?(?:a\s+|an\s+)?(?:quick\s+|short\s+|brief\s+)?(?:overview|summary)"
+    r"(?:\s+of\s+(?:this|it|these|everything|(?:the|this|these)\s+(?:documents?|files?|index)))?|"
+    r"(?:a\s+|an\s+)?(?:quick\s+|short\s+|brief\s+)?(?:overview|summary)(?:\s+please)?|tl;?\s?dr"
+    r")(?:\s+please)?[\s.?!]*$", re.IGNORECASE)
 _SCOPE = re.compile(r"^\s*(?:in|according to|from|per|within)\s+(?P<name>[^,;:?]{2,80}?)\s*[,:;]\s*(?P<rest>\S.*)$",
                     re.IGNORECASE | re.DOTALL)
 
@@ -61,6 +73,11 @@ def detect(message: str) -> Intent | None:
         if len(names) >= 2:
             return Intent("compare", names)
     return None
+
+
+def nameless_summary(message: str) -> bool:
+    """"What is this about?", "Summarize this", "Give me an overview": a summary of what is in scope."""
+    return bool(_NAMELESS.match(message))
 
 
 def names_of(message: str, task: str) -> tuple[str, ...]:

@@ -28,8 +28,10 @@ from rag_system.tasks.documents import (
     resolve,
 )
 from rag_system.tasks.outcome import Emit, Outcome
+from rag_system.tasks.overview import MAX_DOCUMENTS as OVERVIEW_DOCUMENTS
+from rag_system.tasks.overview import overview
 from rag_system.tasks.parts import answer_source, merged_citations, overall_validation
-from rag_system.tasks.routing import detect, names_of
+from rag_system.tasks.routing import detect, nameless_summary, names_of
 from rag_system.tasks.summary import summarise
 
 log = logging.getLogger(__name__)
@@ -78,8 +80,11 @@ class TaskRunner:
         self.registry = registry
 
     def run(self, request: Any, emit: Emit, cancel: threading.Event | None = None) -> TaskResponse | None:
-        """`request` is a `ChatRequest` with `task` != "qa"; None means "answer it as a question"."""
+        """`request` is a `ChatRequest` with `task` != "qa", or any message that asks for a summary without
+        naming a document; None means "answer it as a question"."""
         t0 = time.perf_counter()
+        if request.task in ("qa", "auto", "summary") and not request.documents and nameless_summary(request.query):
+            return self._nameless(request, emit, cancel, t0)
         task, names = self._task(request)
         if task is None:
             return None
@@ -98,6 +103,32 @@ class TaskRunner:
                                     timings_ms={"total_ms": (time.perf_counter() - t0) * 1000})
             emit("complete", response.to_json())
             return response
+        return self._build(task, picked, request, emit, cancel, t0, trace)
+
+    def _nameless(self, request: Any, emit: Emit, cancel: threading.Event | None, t0: float) -> TaskResponse | None:
+        """"What is this about?": the summary of the one document in scope, else an overview of them all."""
+        documents = in_scope(catalogue(self.engine, request.indexes), request.retrieval.filters or {})
+        if not documents:
+            return None  # nothing indexed in scope: the question path says so
+        task = "summary" if len(documents) == 1 else "overview"
+        emit("analyze", {"query": request.query, "route": "task", "task": task, "indexes": list(request.indexes)})
+        emit("task_resolved", {"task": task, "names": [], "documents": [d.to_json() for d in documents]})
+        trace: dict[str, Any] = {"kind": task, "resolution": [], "scope": [d.to_json() for d in documents]}
+        if task == "summary":
+            return self._build(task, documents, request, emit, cancel, t0, trace)
+        t = time.perf_counter()
+        by_doc: list[tuple[DocumentRef, list[Any]]] = []
+        for doc in documents[:OVERVIEW_DOCUMENTS]:
+            first = 1 + sum(len(b) for _, b in by_doc)
+            by_doc.append((doc, document_blocks(self.engine, [doc], first_number=first)))
+        outcome = overview(by_doc, documents[OVERVIEW_DOCUMENTS:], emit)
+        blocks = [b for _, group in by_doc for b in group]
+        timings = {"task_ms": (time.perf_counter() - t) * 1000, "total_ms": (time.perf_counter() - t0) * 1000}
+        trace.update(_outcome_trace(outcome, [group for _, group in by_doc]))
+        return self._finish(task, request, [d for d, _ in by_doc], blocks, outcome, timings, trace, emit)
+
+    def _build(self, task: str, picked: list[DocumentRef], request: Any, emit: Emit,
+               cancel: threading.Event | None, t0: float, trace: dict[str, Any]) -> TaskResponse:
         chain = self.registry.chain(request.backend)
         params = GenerationParams(max_tokens=max(request.max_tokens, TASK_MAX_TOKENS), model=request.model)
         counter = lambda text: chain[0].count_tokens(text, request.model)  # noqa: E731
@@ -115,6 +146,10 @@ class TaskRunner:
             outcome = compare(picked, by_doc, blocks, chain, params, emit, cancel)
         timings = {"task_ms": (time.perf_counter() - t) * 1000, "total_ms": (time.perf_counter() - t0) * 1000}
         trace.update(_outcome_trace(outcome, by_doc))
+        return self._finish(task, request, picked, blocks, outcome, timings, trace, emit)
+
+    def _finish(self, task: str, request: Any, picked: list[DocumentRef], blocks: list[Any], outcome: Outcome,
+                timings: dict[str, float], trace: dict[str, Any], emit: Emit) -> TaskResponse:
         response = _package(task, request.query, picked, blocks, outcome, timings, trace)
         emit("citations", {"stage": "task", **(response.validation or {})})
         emit("inspector", trace)
@@ -128,6 +163,20 @@ class TaskRunner:
                 return None, ()
             return intent.task, tuple(request.documents) or intent.names
         return request.task, tuple(request.documents) or names_of(request.query, request.task)
+
+
+def in_scope(documents: list[DocumentRef], filters: dict[str, Any]) -> list[DocumentRef]:
+    """The documents a request's filters leave (by id, name or file type); all of them without such filters."""
+    def values(key: str) -> set[str] | None:
+        raw = filters.get(key)
+        raw = raw.get("in") if isinstance(raw, dict) else raw
+        return None if raw is None else {str(v).lower() for v in (raw if isinstance(raw, list) else [raw])}
+
+    ids, names, types = values("document_id"), values("document_name"), values("file_type")
+    return [d for d in documents
+            if (ids is None or d.document_id.lower() in ids or d.document_id.split("-")[0].lower() in ids)
+            and (names is None or d.document_name.lower() in names or display_name(d.document_name).lower() in names)
+            and (types is None or d.document_name.rsplit(".", 1)[-1].lower() in types)]
 
 
 def _clarify(task: str, resolutions: list[Resolution], picked: list[DocumentRef],

@@ -63,13 +63,21 @@ class Stack:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with started_stack(tmp_path_factory, "browser", DOCENT_SSE_HEARTBEAT_S="5") as up:
+        yield up
+
+
+@contextmanager
+def started_stack(tmp_path_factory: pytest.TempPathFactory, name: str, **rag_env: str) -> Iterator[Stack]:
+    """The three services on free ports, the RAG API with the packaged model (`MODEL_ENV`) and `rag_env`
+    (a test module's scripted model, say)."""
     _require_browser()
-    data = tmp_path_factory.mktemp("browser") / "data"
+    data = tmp_path_factory.mktemp(name) / "data"
     gw_port, rag_port, web_port = free_port(), free_port(), free_port()
     origins = f"http://127.0.0.1:{web_port},http://localhost:{web_port}"
     gateway = GatewayProcess(data, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", DOCENT_CORS_ORIGINS=origins)
     rag = RagApiProcess(data, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", DOCENT_CORS_ORIGINS=origins,
-                        DOCENT_SSE_HEARTBEAT_S="5", **MODEL_ENV)
+                        **{**MODEL_ENV, **rag_env})
     web = FrontendProcess(data, web_port, gateway.url, rag.url)
     with running(Stack(data, gateway, rag, web)) as up:
         yield up

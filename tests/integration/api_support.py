@@ -24,7 +24,7 @@ from testkit.docs import ANSWER_DOCS as DOCS
 from testkit.docs import ANSWER_QUESTION as QUESTION  # noqa: F401 (the tests import it from here)
 
 SAVE_KEYS = {"turn_id", "question", "answer", "answer_source", "citations", "warnings", "source_documents", "steps",
-             "token_usage", "timings_ms", "status", "error"}
+             "token_usage", "timings_ms", "status", "error", "indexes", "options"}
 
 
 # -- the gateway's save endpoint, captured -------------------------------------------

@@ -65,7 +65,8 @@ def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Two]:
         docs = {d["filename"]: d for d in t.ann.get(f"/indexes/{iid}").json["documents"]}
         t.ids = {"session_id": sid, "index_id": iid, "document_id": docs["vault.pdf"]["id"], "page": "1",
                  "job_id": job["job_id"], "token_id": token["id"], "user_id": t.ann.user["id"],
-                 "grantee": t.bob.user["id"], "name": iid, "ann_token": token["token"]}
+                 "grantee": t.bob.user["id"], "name": iid, "ann_token": token["token"],
+                 "message_id": asked.json["ai_message_id"]}
         yield t
 
 
@@ -75,7 +76,7 @@ def _path(pattern: str, ids: dict[str, str]) -> str:
 
 #: Gateway routes that would change B's own state in a way later checks need left alone.
 _SKIP = {("POST", "/auth/logout")}
-_RESOURCE_PARAMS = {"session_id", "index_id", "document_id"}
+_RESOURCE_PARAMS = {"session_id", "index_id", "document_id", "message_id"}
 
 
 def _leaks(body: bytes, ids: dict[str, str]) -> list[str]:

@@ -26,7 +26,8 @@ def test_index_job_followed_through_its_event_stream(api):
     docs = write_docs(api.uploads / "job1")
     job, events = build(api, "jobs1", [str(docs)])
     kinds = [e for e, _ in events]
-    assert kinds[0] == "build_started" and kinds[-1] == "done"
+    assert kinds[0] == "build_preparing" and "build_started" in kinds and kinds[-1] == "done"
+    assert kinds.index("build_started") < kinds.index("file_started")
     assert kinds.count("file_written") == 3 and "build_done" in kinds
     assert kinds.index("build_done") < kinds.index("done")
     assert all(d["type"] == e for e, d in events)

@@ -37,7 +37,9 @@ def test_embedding_reports_chunks_per_file_and_the_fraction_only_grows(
 
 def test_eta_comes_from_the_measured_rate() -> None:
     seen: list[BuildEvent] = []
-    progress = BuildProgress(started=time.monotonic() - 10)  # ten seconds in
+    # seventy seconds in, ten of them working: the first minute read files to detect their language,
+    # which says nothing about how fast chunks embed (it made the trial's first ETA 15 min for 100 s)
+    progress = BuildProgress(started=time.monotonic() - 70, work_started=time.monotonic() - 10)
     emit = progress.sink(seen.append)
     emit(BuildEvent("build_started", data={"to_process": 2, "bytes": 2000}))
     emit(BuildEvent("file_started", "/a.txt", {"size": 1000}))
@@ -47,6 +49,7 @@ def test_eta_comes_from_the_measured_rate() -> None:
     p = seen[-1].data["progress"]
     assert p["fraction"] == 0.25 and p["stage"] == "embedding"
     assert p["eta_s"] == pytest.approx(30, abs=0.5)  # a quarter in ten seconds: thirty more
+    assert p["elapsed_s"] == pytest.approx(70, abs=0.5)  # the clock still shows the whole build
 
 
 def test_the_terminal_bar_shows_real_elapsed_time_between_events() -> None:
@@ -68,3 +71,15 @@ def test_the_terminal_bar_shows_real_elapsed_time_between_events() -> None:
     frames = out.getvalue().split("\r\x1b[2K")
     assert any("0s" in f and "refreshing the full-text index" in f for f in frames)
     assert any("1s" in f and "refreshing the full-text index" in f for f in frames), frames[-3:]
+
+
+def test_a_build_reports_itself_while_it_prepares() -> None:
+    """Before the plan (reading files to detect their language) the build says so, at 0%, with no ETA."""
+    seen: list[BuildEvent] = []
+    emit = BuildProgress().sink(seen.append)
+    emit(BuildEvent("build_preparing", data={"files": 2, "step": "planning"}))
+    emit(BuildEvent("build_preparing", data={"files": 2, "step": "detecting_language", "reading": "a.pdf"}))
+    stages = [(e.data["progress"]["stage"], e.data["progress"]["fraction"], e.data["progress"]["eta_s"]) for e in seen]
+    assert stages == [("planning", 0.0, None), ("detecting_language", 0.0, None)]
+    emit(BuildEvent("build_started", data={"to_process": 2, "bytes": 2000}))
+    assert seen[-1].data["progress"]["stage"] == "converting" and seen[-1].data["progress"]["fraction"] == 0.0

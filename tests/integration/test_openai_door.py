@@ -62,7 +62,15 @@ def test_a_completion_is_the_checked_cited_answer(client) -> None:  # type: igno
         {"role": "system", "content": "Be brief."}, {"role": "user", "content": QUESTION}])
     text = done.choices[0].message.content
     assert "25 days" in text and "[1]" in text and done.choices[0].finish_reason == "stop"
+    # the text ends with the sources a person can follow; the same as annotations a program can
+    assert text.endswith("\n\nSources:\n[1] policy.md")
+    notes = done.choices[0].message.annotations
+    assert notes and notes[0].type == "url_citation"
+    marker = notes[0].url_citation
+    assert text[marker.start_index:marker.end_index] == "[1]" and marker.title == "policy.md"
+    assert marker.url.startswith("http://127.0.0.1:") and marker.url.endswith("/file")
     ext = done.model_extra["docent"]
+    assert ext["sources"][0]["n"] == 1 and ext["sources"][0]["url"] == marker.url
     assert ext["citations"][0]["n"] == 1 and ext["citations"][0]["document_name"] == "policy.md"
     assert ext["answer_source"] in ("extractive", "llm", "llm_repaired")
     assert any("system messages are not used" in w for w in ext["warnings"])
@@ -72,7 +80,11 @@ def test_a_streamed_completion_ends_with_its_citations(client) -> None:  # type:
     chunks = list(client.chat.completions.create(model="docent/handbook", stream=True,
                                                  messages=[{"role": "user", "content": QUESTION}]))
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert "25 days" in text and "[1]" in text
+    assert "25 days" in text and "[1]" in text and text.endswith("\n\nSources:\n[1] policy.md")
+    listed = [c for c in chunks if c.choices and (c.choices[0].delta.model_extra or {}).get("annotations")]
+    assert len(listed) == 1, "the sources chunk carries the annotations"
+    note = listed[0].choices[0].delta.model_extra["annotations"][0]["url_citation"]
+    assert text[note["start_index"]:note["end_index"]] == "[1]" and note["title"] == "policy.md"
     last = chunks[-1]
     assert last.choices[0].finish_reason == "stop"
     assert last.model_extra["docent"]["citations"][0]["document_name"] == "policy.md"
@@ -101,6 +113,7 @@ def test_a_model_answer_streams_as_it_is_written(client) -> None:  # type: ignor
     assert content[0][0] < arrivals[-1][0] and arrivals.index(content[0]) < len(arrivals) - 1
     assert last.choices[0].finish_reason == "stop"  # type: ignore[attr-defined]
     text = "".join(c.choices[0].delta.content for _, c in content)  # type: ignore[attr-defined]
+    text = text.split("\n\nSources:\n")[0] if ext["citations"] else text  # the sources list follows the answer
     assert ext["answer"] and ext["answer"] in text  # the checked answer is what the stream ends with
     assert bool(ext.get("streamed_draft_replaced")) == (" ".join(text.split()) != " ".join(ext["answer"].split()))
     print(f"\nopenai stream: {len(content)} content chunks; first after {content[0][0] - arrivals[0][0]:.2f} s, "

@@ -169,3 +169,23 @@ def test_cli_summarize_and_compare(api):
     assert "| Dimension | lease-2023.md | lease-2024.md |" in done.stdout and "$4,900" in done.stdout
     done = _cli(["compare", "lease 2023"], api.data_dir)
     assert done.returncode == 2 and "2 to 4 documents" in done.stderr
+
+
+@pytest.mark.parametrize("message", ["What is this about?", "Summarize this", "Give me an overview"])
+def test_a_summary_without_a_name_over_several_documents_is_a_cited_overview(api, message):  # type: ignore[no-untyped-def]
+    status, payload = chat(api, query=message)  # the default task (qa): what a person types first
+    assert status == 200 and payload["route"] == "task" and payload["task"] == "overview", payload
+    assert payload["answer"].startswith("**Overview of 3 documents**")
+    assert {c["document_name"] for c in payload["citations"]} == set(DOCS)  # every document, each cited
+    assert_citations_true(payload)
+
+
+def test_a_summary_without_a_name_of_the_one_document_in_scope(api):  # type: ignore[no-untyped-def]
+    nda = [d for d in chat(api, query="What is this about?")[1]["documents"] if d["document_name"] == "07_nda.txt"][0]
+    status, payload = chat(api, query="What is this about?", filters={"document_id": nda["document_id"]})
+    assert status == 200 and payload["task"] == "summary" and payload["answer"].startswith("**Summary of 07_nda.txt**")
+    assert {c["document_name"] for c in payload["citations"]} == {"07_nda.txt"}
+    assert_citations_true(payload)
+    # a question that only starts like one is still a question
+    status, payload = chat(api, query="What is this agreement's notice period about?")
+    assert payload["route"] == "rag" and payload.get("task") == "qa"

@@ -10,7 +10,7 @@ from rag_system.indexing.store import IndexNotFoundError
 from rag_system.retrieval.types import RetrievalOptions
 
 KEYS = {"turn_id", "question", "answer", "answer_source", "citations", "warnings", "source_documents", "steps",
-        "token_usage", "timings_ms", "status", "error"}
+        "token_usage", "timings_ms", "status", "error", "indexes", "options"}
 
 
 def turn(**body) -> Turn:  # type: ignore[no-untyped-def]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_system.generation.asks import ask_head, ask_together
-from rag_system.generation.terms import compound_words
+from rag_system.grounding.asks import ask_head, ask_together
+from rag_system.grounding.terms import compound_words
 
 HANDBOOK = (
     "1. ANNUAL LEAVE Staff below Band 4 accrue 21 days of paid annual leave per calendar year. "

@@ -51,6 +51,11 @@ def test_renderer_caches_and_stops_its_worker_when_idle(pdf: Path, tmp_path: Pat
         assert png.startswith(b"\x89PNG")
         assert len(list((tmp_path / "cache" / ("a" * 64)).glob("*.png"))) == 1
         assert renderer.render(str(pdf), "a" * 64, 1, "  aardvark ", dpi=72) == png  # same key, from the cache
+        # whether the text is on the page, rendered and from the cache (the viewer looks on when it is not)
+        for _ in range(2):
+            assert renderer.render_marked(str(pdf), "a" * 64, 1, "aardvark", dpi=72)[1] is True
+            assert renderer.render_marked(str(pdf), "a" * 64, 2, "aardvark", dpi=72)[1] is False
+            assert renderer.render_marked(str(pdf), "a" * 64, 2, None, dpi=72)[1] is None
         with pytest.raises(ApiError) as err:
             renderer.render(str(pdf), "a" * 64, 7, None, dpi=72)
         assert err.value.status == 404

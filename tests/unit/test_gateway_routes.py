@@ -26,6 +26,11 @@ EXPECTED = {
     # localGPT's routes added by issue 20: plain LLM chat and the empty-session cleanup
     ("POST", "/chat"), ("POST", "/chat/stream"), ("GET", "/sessions/cleanup"),
     ("GET", "/v1/models"), ("POST", "/v1/chat/completions"),
+    # the verifier on any text (issue 41)
+    ("POST", "/verify"),
+    # Everyday use (issue 43): feedback and its export, one document at a time, a conversation as Markdown
+    ("POST", "/messages/{message_id}/feedback"), ("GET", "/feedback"),
+    ("DELETE", "/indexes/{index_id}/documents/{document_id}"), ("GET", "/sessions/{session_id}/export"),
 }
 
 

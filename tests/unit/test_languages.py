@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_system.config import ConfigError, load_settings
-from rag_system.generation.terms import coverage
+from rag_system.grounding.terms import coverage
 from rag_system.indexing.embedders import CHOICES, UnknownEmbedderError, check_name, listing, name_for_model
 from rag_system.indexing.e5 import E5_MODEL_ID
 from rag_system.indexing.embedder import PACKAGED_MODEL_ID

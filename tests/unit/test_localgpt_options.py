@@ -8,7 +8,6 @@ against it, so a new option there fails here until it is handled.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest

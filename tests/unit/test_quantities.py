@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_system.generation.quantities import other_quantity
+from rag_system.grounding.quantities import other_quantity
 
 TEMPERATURE = "What is the maximum operating temperature of the Atlas-7?"
 PRESSURE = "What is the boiler pressure of the Atlas-7?"

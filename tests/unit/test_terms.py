@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_system.generation.terms import key_terms, term_set
+from rag_system.grounding.terms import key_terms, term_set
 
 
 def test_two_words_in_a_row_say_their_closed_compound() -> None:

@@ -74,7 +74,7 @@ export async function gateway(method, path, body) {
   return resp.json();
 }
 
-export async function gatewayBlob(path, signal) {
+async function gatewayGet(path, signal) {
   let resp;
   try {
     resp = await fetch(config.gatewayUrl + path, { headers: authHeaders(), signal, credentials: credentials() });
@@ -82,7 +82,18 @@ export async function gatewayBlob(path, signal) {
     throw unreachable("gateway", config.gatewayUrl, err);
   }
   if (!resp.ok) throw await errorFrom(resp, "The gateway");
-  return resp.blob();
+  return resp;
+}
+
+export async function gatewayBlob(path, signal) {
+  return (await gatewayGet(path, signal)).blob();
+}
+
+// A page image and whether the gateway found the highlighted text on it (`X-Docent-Highlight`).
+export async function gatewayImage(path, signal) {
+  const resp = await gatewayGet(path, signal);
+  const marked = resp.headers.get("X-Docent-Highlight");
+  return { blob: await resp.blob(), found: marked ? marked === "found" : null };
 }
 
 export function gatewayFileUrl(documentId) {

@@ -31,7 +31,7 @@ export function countsText(pages, chunks, embedded = null) {
   return parts.join(" · ");
 }
 
-const STAGES = { planning: "Starting", converting: "Reading files", embedding: "Embedding", refreshing: "Updating the search index",
+const STAGES = { planning: "Starting", detecting_language: "Detecting the documents' language", converting: "Reading files", embedding: "Embedding", refreshing: "Updating the search index",
   finishing: "Finishing", done: "Done" };
 // What the builder is doing to a file, after its latest event.
 const ACTIVITY = { file_started: "reading", file_converted: "chunking", file_chunked: "queued for embedding", file_embedding: "embedding",
@@ -152,7 +152,14 @@ export function followBuild(indexId, jobId, box, onFinished) {
   };
 
   const onEvent = (type, data) => {
+    if (type === "build_preparing") { // before the plan: the build is working from its first second
+      progress.total = Number(data.files || 0);
+      activity = data.reading ? `reading ${shortName(data.reading)}` : "";
+      paintBar("running", data.progress);
+      return;
+    }
     if (type === "build_started") {
+      activity = "";
       progress.total = Number(data.to_process || 0) + Number(data.unchanged || 0);
       paintBar("running", data.progress);
       return;

@@ -6,9 +6,12 @@ import { createSession, markCurrent, touchSession } from "./sessions.js";
 import { el, errorBox, fmtMs, toast, uuid } from "./util.js";
 import { openCitation } from "./viewer.js";
 import { indexState, loadIndexes } from "./indexes.js";
-import { PHASES, reachedPhases, replayPhases, settlePhases } from "./phases.js";
+import { PHASES, keepPhasePlaces, possiblePhases, reachedPhases, replayPhases, settlePhases } from "./phases.js";
 import { attachInspector, taskOptions, taskPicker } from "./inspector.js";
-import { sourceLabel, statusLabel } from "./labels.js";
+import { confidenceLabel, sourceLabel, statusLabel } from "./labels.js";
+import { attachFeedback } from "./feedback.js";
+import { exportControl } from "./export.js";
+import { filterControl, filterOptions } from "./filters.js";
 
 let view = null;
 let sessionId = null;
@@ -27,7 +30,8 @@ function composer() {
   const input = el("textarea", { id: "question", rows: 2, maxlength: 8000, placeholder: "Ask about your documents…", "aria-label": "Question (Enter sends, Shift+Enter adds a line)", title: "Enter sends, Shift+Enter adds a line" });
   const send = el("button", { type: "submit", class: "btn primary", id: "send", text: "Send" });
   const stop = el("button", { type: "button", class: "btn danger", id: "stop", text: "Stop", hidden: true });
-  const form = el("form", { class: "composer", id: "composer" }, input, el("div", { class: "composer-actions" }, taskPicker(), send, stop));
+  const filters = filterControl(() => indexState.list.filter((ix) => picked.has(ix.id)));
+  const form = el("form", { class: "composer", id: "composer" }, input, el("div", { class: "composer-actions" }, filters, taskPicker(), send, stop));
   form.addEventListener("submit", (e) => { e.preventDefault(); ask(input.value); });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
@@ -58,6 +62,7 @@ export async function renderPicker() {
     box.append(el("label", { class: "chip-check" }, input, el("span", { text: ix.name })));
   }
   for (const id of [...picked]) if (!indexState.list.some((i) => i.id === id)) picked.delete(id);
+  box.append(exportControl(() => sessionId));
 }
 
 export async function openSession(id) {
@@ -92,9 +97,11 @@ function userBubble(text) {
   return el("div", { class: "msg user" }, el("div", { class: "bubble", text }));
 }
 
-function answerShell() {
+function answerShell(options = {}) {
+  // A phase the request cannot reach is never shown (it would vanish at the end and move the chips after it).
+  const possible = new Set(possiblePhases(options).map(([key]) => key));
   const phases = el("ol", { class: "phases", "aria-label": "Pipeline progress" },
-    PHASES.map(([key, label]) => el("li", { class: "phase", dataset: { phase: key, state: "pending" } }, el("span", { class: "dot", "aria-hidden": "true" }), label)));
+    PHASES.map(([key, label]) => el("li", { class: "phase", hidden: !possible.has(key), dataset: { phase: key, state: possible.has(key) ? "pending" : "skipped" } }, el("span", { class: "dot", "aria-hidden": "true" }), label)));
   const note = el("li", { class: "phase-note", role: "status" });
   phases.append(note);
   const body = el("div", { class: "answer markdown", "aria-live": "polite" });
@@ -111,11 +118,12 @@ function answerFromHistory(m, question) {
   const events = md.events || [];
   if (!replayPhases(shell.phases, events, md)) shell.phases.remove();
   shell.wrap.dataset.state = md.status || "complete";
+  const done = events.find((s) => s?.type === "complete")?.data || {};
   finish(shell, { answer: m.content, citations: md.citations || [], source_documents: md.source_documents || [],
     answer_source: md.answer_source, token_usage: md.token_usage, timings_ms: md.timings_ms,
-    inspector: events.find((s) => s?.type === "complete")?.data?.inspector,
-    models: md.models || events.find((s) => s?.type === "complete")?.data?.models }, question);
+    confidence: md.confidence ?? done.confidence, inspector: done.inspector, models: md.models || done.models }, question);
   if (md.status && md.status !== "complete") shell.meta.prepend(statusBadge(md.status));
+  else attachFeedback(shell.meta, { messageId: m.id }, m.feedback);
   return shell.wrap;
 }
 
@@ -167,6 +175,8 @@ function finish(shell, result, question) {
     const [label, why] = sourceLabel(result.answer_source);
     shell.meta.append(el("span", { class: `badge b-${result.answer_source}`, dataset: { source: result.answer_source }, title: why, text: label }));
   }
+  const confidence = confidenceLabel(result.confidence);
+  if (confidence) shell.meta.append(el("span", { class: "small confidence", dataset: { level: confidence.level }, title: confidence.why, text: confidence.text }));
   const total = result.token_usage?.total;
   if (total && (total.prompt || total.completion)) shell.meta.append(el("span", { class: "small muted tokens", text: `${total.prompt ?? 0} prompt + ${total.completion ?? 0} completion tokens` }));
   const t = result.timings_ms || {};
@@ -196,7 +206,7 @@ function activate(shell, key) {
   for (const [k] of PHASES) {
     if (k === key) break;
     const n = shell.phases.querySelector(`[data-phase="${k}"]`);
-    if (n.dataset.state === "active") n.dataset.state = "done";
+    if (n?.dataset.state === "active") n.dataset.state = "done";
   }
   setPhase(shell, key, "active");
 }
@@ -227,7 +237,7 @@ export async function ask(text, existing = null) {
   let sid;
   try { sid = await ensureSession(); } catch (err) { thread.append(errorBox(err, () => ask(question))); return; }
   if (!existing) thread.append(userBubble(question));
-  const shell = answerShell();
+  const shell = answerShell(chatOptions());
   if (existing) existing.replaceWith(shell.wrap); else thread.append(shell.wrap);
   const nearBottom = () => thread.scrollHeight - thread.scrollTop - thread.clientHeight < 120;
   const follow = () => { if (nearBottom()) thread.scrollTop = thread.scrollHeight; };
@@ -243,7 +253,7 @@ export async function ask(text, existing = null) {
   let streamed = "", frame = 0, completed = false;
   const seen = []; // event types, for the phases this answer reached
   const paint = () => { frame = 0; renderMarkdown(shell.body, streamed); follow(); };
-  const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions(), ...taskOptions() };
+  const body = { query: question, session_id: sid, turn_id: uuid(), indexes: [...picked], ...chatOptions(), ...taskOptions(), ...filterOptions() };
   try {
     await streamChat(body, (type, data) => {
       seen.push(type);
@@ -278,7 +288,9 @@ export async function ask(text, existing = null) {
           if (frame) cancelAnimationFrame(frame);
           shell.note.textContent = "";
           settlePhases(shell.phases, reachedPhases(seen, data.answer_source));
+          keepPhasePlaces(shell.phases);
           finish(shell, data, question);
+          attachFeedback(shell.meta, { sessionId: sid, turnId: body.turn_id });
           break;
         case "error":
           throw Object.assign(new Error(data.message || "The answer failed."), { code: data.code });

@@ -4,6 +4,7 @@ import { countsText, followBuild, stopFollowing } from "./build.js";
 import { shareSection } from "./sharing.js";
 import { syncSection } from "./sync.js";
 import { confirmDialog, el, errorBox, plainReason, toast } from "./util.js";
+import { removeDocumentButton } from "./documents.js";
 
 const num = (n) => Number(n || 0).toLocaleString("en");
 const FILE_TYPES = ".pdf,.docx,.pptx,.xlsx,.xls,.csv,.tsv,.tab,.html,.htm,.md,.markdown,.txt,.epub,.odt,.ods,.odp,.rtf,"
@@ -162,8 +163,9 @@ function docCount(ix) {
   const chunks = ix.metadata?.chunks || 0;
   if (ix.metadata?.origin === "cli" && !documents.length) return `from the command line · ${num(chunks)} chunk${chunks === 1 ? "" : "s"}`;
   if (ix.metadata?.synced && !documents.length) return "from a synced folder";
-  const failed = documents.filter((d) => d.status === "failed").length;
-  const n = documents.length ? documents.length - failed : (ix.document_count ?? 0);
+  const current = documents.filter((d) => !d.replaced); // an older upload of a name is replaced at the next build
+  const failed = current.filter((d) => d.status === "failed").length;
+  const n = current.length ? current.length - failed : (ix.document_count ?? 0);
   const pages = ix.page_count || 0;
   const docs = `${n} document${n === 1 ? "" : "s"}`;
   return `${pages ? `${docs}, ${pages} page${pages === 1 ? "" : "s"}` : docs}${failed ? ` · ${failed} failed` : ""}`;
@@ -191,11 +193,18 @@ function renderDocs(ul, documents = [], ix = null) {
     return;
   }
   if (!documents.length) { ul.append(el("li", { class: "muted", text: "No documents yet." })); return; }
+  const refresh = async () => {
+    const fresh = await gateway("GET", `/indexes/${ix.id}`);
+    renderDocs(ul, fresh.documents, fresh);
+    refreshListItem(fresh);
+  };
   for (const d of documents) {
-    ul.append(el("li", { class: "doc", dataset: { name: d.filename } }, el("span", { class: "fname", text: d.filename }),
-      el("span", { class: `status s-${d.status}`, text: d.status }),
+    ul.append(el("li", { class: "doc", dataset: { name: d.filename, id: d.id, replaced: String(!!d.replaced) } },
+      el("span", { class: "fname", text: d.filename }),
+      el("span", { class: `status s-${d.replaced ? "replaced" : d.status}`, text: d.replaced ? "replaced at the next build" : d.status }),
       el("span", { class: "muted small size", text: `${(d.size / 1024).toFixed(1)} KB` }),
       el("span", { class: "muted small pages", text: countsText(d.page_count, null) }),
+      ix ? removeDocumentButton(ix, d, refresh) : null,
       d.error ? el("span", { class: "bad small doc-error", text: plainReason(d.error) }) : null));
   }
 }

@@ -24,3 +24,11 @@ export function sourceLabel(code) {
 export function statusLabel(code) {
   return STATUSES[code] || [String(code || ""), ""];
 }
+
+// `confidence` (0-1, with `verify` on: how well the cited passages support the answer) in plain words.
+export function confidenceLabel(value) {
+  if (typeof value !== "number" || Number.isNaN(value)) return null;
+  const level = value >= 0.8 ? "high" : value >= 0.5 ? "medium" : "low";
+  const words = { high: "Well supported", medium: "Partly supported", low: "Weakly supported" }[level];
+  return { level, text: words, why: `How well the cited passages support this answer (checked because "Rate how well the answer is supported" is on): ${Math.round(value * 100)}%` };
+}

@@ -1,4 +1,4 @@
-// Boot: config, theme, routes (#/chat/<id>, #/indexes, #/settings), responsive sidebar.
+// Boot: config, theme, routes (#/chat/<id>, #/indexes, #/verify, #/settings), responsive sidebar.
 import { initAccount } from "./account.js";
 import { renderAccount } from "./admin.js";
 import { gateway, loadConfig } from "./api.js";
@@ -7,11 +7,12 @@ import { renderIndexes } from "./indexes.js";
 import { initSessions, refreshSessions } from "./sessions.js";
 import { applyTheme, renderSettings, setCapabilities } from "./settings.js";
 import { el } from "./util.js";
+import { renderVerify } from "./verify.js";
 import { initViewer } from "./viewer.js";
 import { closeSidePanel, initSidePanel } from "./inspector.js";
 
-const views = { chat: "view-chat", indexes: "view-indexes", settings: "view-settings", account: "view-account" };
-const titles = { chat: "Chat", indexes: "Indexes", settings: "Settings", account: "Account" };
+const views = { chat: "view-chat", indexes: "view-indexes", verify: "view-verify", settings: "view-settings", account: "view-account" };
+const titles = { chat: "Chat", indexes: "Indexes", verify: "Check a text", settings: "Settings", account: "Account" };
 let models = { backends: [] };
 let modelsReady = Promise.resolve();
 
@@ -27,6 +28,7 @@ function show(name) {
 async function route() {
   const [, name = "chat", id = ""] = location.hash.split("/");
   if (name === "indexes") { show("indexes"); await renderIndexes(document.getElementById("view-indexes")); return; }
+  if (name === "verify") { show("verify"); await renderVerify(document.getElementById("view-verify")); return; }
   if (name === "account") { show("account"); await renderAccount(document.getElementById("view-account")); return; }
   if (name === "settings") { show("settings"); await modelsReady; renderSettings(document.getElementById("view-settings"), models); return; }
   show("chat");

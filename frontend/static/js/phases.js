@@ -14,6 +14,7 @@ const PHASE_OF = {
   rerank_started: "reranking", rerank_done: "reranking",
   context_expand_started: "expanding", context_expand_done: "expanding",
   token: "writing", first_token: "writing", backend_fallback: "writing", direct_answer: "writing", cache_hit: "writing",
+  generation_started: "writing", checking: "writing", // the model writes; each sentence is checked before it shows
   task_part: "writing",
   citations: "checking", answer_repaired: "checking", answer_replaced: "checking", answer_corroborated: "checking",
 };
@@ -50,4 +51,19 @@ export function replayPhases(list, steps, { status = "complete", answer_source: 
   settlePhases(list, reachedPhases(steps.map((s) => s?.type), source), status);
   list.dataset.replayed = "true";
   return true;
+}
+
+// The phases a request can reach: re-ranking only when it asks for it, expanding only with surrounding text.
+// A chip for a phase that cannot run would vanish at the end and shift the chips after it.
+export function possiblePhases(options = {}) {
+  return PHASES.filter(([key]) => (key !== "reranking" || options.ai_rerank !== false)
+    && (key !== "expanding" || options.context_expand !== false));
+}
+
+// When a live answer ends, a skipped phase before one that ran keeps its place (invisible), so the chips
+// after it do not move; skipped phases at the end of the row go.
+export function keepPhasePlaces(list) {
+  const chips = [...list.querySelectorAll("[data-phase]:not([hidden])")];
+  const last = chips.findLastIndex((chip) => chip.dataset.state === "done" || chip.dataset.state === "stopped");
+  chips.forEach((chip, i) => { chip.dataset.keepPlace = String(chip.dataset.state === "skipped" && i < last); });
 }

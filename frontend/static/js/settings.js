@@ -99,7 +99,7 @@ export function renderSettings(root, models) {
       bool("context_expand", "Add surrounding text", "Give the answer the passages just before and after each one it uses"),
       num("context_window_size", "Surrounding passages", 0, 10, "How many on each side, when adding surrounding text"),
       bool("query_decompose", "Split questions with several parts", "Search for each part of a question on its own"),
-      bool("verify", "Rate how well the answer is supported", "Adds a confidence score; costs a little time")),
+      bool("verify", "Rate how well the answer is supported", "Shows beside the answer how well its cited passages support it (well, partly, weakly); costs a little time")),
     el("fieldset", {}, el("legend", { text: "Answering and display" }),
       select("backend", "Model that writes answers", [["", serverDefault], ...backends.map((b) => [b.name, backendLabel(b)])],
         "Extractive quotes the documents without a model"),

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from rag_system.generation.asks import ask_head
-from rag_system.generation.terms import stem, strip_markers
+from rag_system.grounding.asks import ask_head
+from rag_system.grounding.terms import stem, strip_markers
 
 _QUANTITY_QUESTION = re.compile(
     r"\b(?:how (?:many|much|long|often|large|big|far|old)|what (?:value|percentage|number|amount|fee|price|"
@@ -28,7 +28,10 @@ _QUANTITY = re.compile(
     r"fifty|sixty|hundred|thousand|million|billion|once|twice|daily|weekly|monthly|annually|yearly)\b"
     # Months as names, not "may" the verb (which made "Its peer may open ..." state a quantity)
     r"|(?-i:\b(?:January|February|March|April|June|July|August|September|October|November|December)\b)"
-    r"|(?-i:\bMay\b)(?=\s+\d)", re.IGNORECASE)
+    r"|(?-i:\bMay\b)(?=\s+\d)"
+    # how often, in words: "every morning", "each week", "every other day"
+    r"|\b(?:every|each)\s+(?:other\s+)?(?:second|minute|hour|day|morning|afternoon|evening|night|week|weekend|"
+    r"month|quarter|year)s?\b", re.IGNORECASE)
 
 
 def asks_quantity(question: str) -> bool:

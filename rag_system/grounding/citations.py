@@ -12,45 +12,62 @@ uncited and the answer goes to repair.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 import docent_native
 
-from rag_system.generation.quantities import asks_quantity, other_quantity, states_quantity
-from rag_system.generation.replies import yes_then_no
-from rag_system.generation.terms import (
-    MARKER, WORD, ask_terms, is_yes_no, key_terms, stem, strip_markers, support, term_set)
+from rag_system.grounding.quantities import asks_quantity, other_quantity, states_quantity
+from rag_system.grounding.terms import MARKER, is_yes_no, key_terms, stem, strip_markers, support, term_set
+from rag_system.grounding.findings import SUPPORTED, SentenceCheck
+from rag_system.grounding.verifier import Source
+from rag_system.grounding.verifier import verify as verify_text
 from rag_system.retrieval.packer import EvidenceBlock
 
 ATTRIBUTION_MIN_SUPPORT = 0.75
-#: A cited sentence whose content words are less than half in its cited blocks
-#: is "unsupported": a citation that names a block but not what the block says.
+#: Share of a sentence's content words a block must hold to be cited beside the block it cites.
 MIN_SUPPORT = 0.5
 
 
-@dataclass
+@dataclass(frozen=True)
 class Validation:
     valid: bool
-    sentences: list[dict[str, Any]]
+    sentences: list[dict[str, Any]]  # the native split: {"start", "end", "citations"} per sentence
     unknown: list[int]
     uncited: list[int]
     bad_quotes: list[dict[str, Any]]
     attributed: int = 0
-    unsupported: list[int] = field(default_factory=list)
-    # {"sentence": i, "terms": [...], "cited": [n...]}: what the question asks, restated by the
-    # sentence, that none of its cited blocks says ("salary" cited to a signature block).
-    unasked: list[dict[str, Any]] = field(default_factory=list)
-    # Fact-level findings of `docent_native.check_claims`: {"sentence": i, "missing": [fact text...],
-    # "cited": [n...], "opposite": block sentence or None, "unmatched": a yes/no no cited sentence
-    # states} per sentence that is not supported.
-    claims: list[dict[str, Any]] = field(default_factory=list)
+    # The verifier's check of each sentence, in the order of `sentences` (empty when not verified).
+    checks: tuple[SentenceCheck, ...] = ()
     # The question asks for a quantity ("how many", "what value") and no sentence states one.
     no_quantity: bool = False
     # The dimension the question asks for ("temperature") when the answer's numbers are all of another.
     other_quantity: str | None = None
     # The answer says nothing the question did not: every content word of it is the question's own.
     echo: bool = False
+
+    @property
+    def unsupported(self) -> list[int]:
+        """Sentences the verifier did not find supported by what they cite."""
+        return [i for i, c in enumerate(self.checks) if not c.supported]
+
+    @property
+    def claims(self) -> list[dict[str, Any]]:
+        """Per sentence not supported: the facts its sources lack, the source sentence it contradicts,
+        and every finding in plain words."""
+        out = []
+        for i in self.unsupported:
+            c = self.checks[i]
+            missing = [m for f in c.findings if f.kind == "fact" for m in f.message.split(" give ", 1)[1:]]
+            opposite = next((e.quote for f in c.findings if f.kind in ("polarity", "reply") for e in c.evidence[:1]),
+                            None)
+            out.append({"sentence": i, "cited": list(c.cited), "verdict": c.verdict,
+                        "missing": [x.strip() for m in missing for x in m.split(", ")], "opposite": opposite,
+                        "unmatched": False, "findings": c.messages()})
+        return out
+
+    def with_attributed(self, count: int) -> Validation:
+        return replace(self, attributed=count)
 
     def problems(self, answer: str) -> list[str]:
         """Findings phrased for the model (and for humans reading the response)."""
@@ -63,23 +80,10 @@ class Validation:
         for bad in self.bad_quotes:
             out.append(f"this quote is not in the cited source: \"{bad['quote']}\"")
         for index in self.unsupported:
-            s = self.sentences[index]
-            out.append(f"the cited source does not say this: \"{answer[s['start']:s['end']]}\"")
-        for item in self.claims:
-            sources = ", ".join(f"[{n}]" for n in item["cited"])
-            for fact in item["missing"]:
-                out.append(f"{fact!r} is not in {sources}")
-            if item["opposite"]:
-                out.append(f"{sources} says the opposite: \"{item['opposite']}\"")
-            if item.get("yes_then_no"):
-                out.append("this sentence says yes and then the opposite: if the source says no, answer no")
-            if item.get("unmatched"):
-                out.append(f"no sentence of {sources} says yes or no to this: answer with the sentence that does, "
-                           "or say the sources do not say")
-        for item in self.unasked:
-            sources = ", ".join(f"[{n}]" for n in item["cited"])
-            out.append(f"{sources} does not mention {', '.join(repr(t) for t in item['words'])}: do not claim "
-                       "what the sources do not say")
+            c = self.checks[index]
+            sources = ", ".join(f"[{n}]" for n in c.cited) or "the sources"
+            said = f" ({'; '.join(c.messages())})" if c.findings else ""
+            out.append(f"{sources} does not say this: \"{' '.join(strip_markers(c.text).split())}\"{said}")
         if self.no_quantity:
             out.append("the question asks for a number or formula and the answer gives none: state the one the "
                        "source gives")
@@ -94,9 +98,11 @@ class Validation:
 
     def to_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "unknown": self.unknown, "uncited": self.uncited,
-                "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "unasked": self.unasked,
-                "claims": self.claims, "no_quantity": self.no_quantity,
-                "other_quantity": self.other_quantity, "echo": self.echo, "attributed": self.attributed, "sentences": len(self.sentences)}
+                "bad_quotes": self.bad_quotes, "unsupported": self.unsupported, "claims": self.claims,
+                "no_quantity": self.no_quantity, "other_quantity": self.other_quantity, "echo": self.echo,
+                "attributed": self.attributed, "sentences": len(self.sentences),
+                "checks": [{"sentence": i, "verdict": c.verdict, "findings": c.messages(),
+                            "evidence": [e.to_json() for e in c.evidence]} for i, c in enumerate(self.checks)]}
 
 
 def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
@@ -105,33 +111,34 @@ def validate(answer: str, blocks: list[EvidenceBlock]) -> Validation:
                       report["bad_quotes"])
 
 
-def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, question: str = "") -> Validation:
-    """Native validation, plus (when `verify`) lexical support of each cited sentence by its blocks
-    and, given the `question`, that what a sentence restates of the question's ask is in its blocks."""
+def sources_of(blocks: list[EvidenceBlock]) -> list[Source]:
+    """The blocks as the verifier reads them: numbered, with their document and section."""
+    return [Source(b.number, b.source_text, b.candidate.document_name, b.candidate.heading_path) for b in blocks]
+
+
+def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, question: str = "",
+          whole: bool = True) -> Validation:
+    """Native validation (markers, uncited sentences, quotes) and, when `verify`, the verifier's check
+    of what each sentence says against the blocks it cites (rag_system/grounding/), and whether the
+    answer gives what the question asks (a number, a value in its units, more than the question).
+    `whole=False` checks one sentence of an answer still being written: it need not give the number
+    asked for (a later sentence may), but it may not give one of another kind or only restate."""
     report = validate(answer, blocks)
-    if verify:
-        by_number = {b.number: b for b in blocks}
-        asked = set(ask_terms(question)) if question else set()
-        for index, s in enumerate(report.sentences):
-            cited = [by_number[n] for n in s["citations"] if n in by_number]
-            if not cited:
-                continue
-            sentence = answer[s["start"]:s["end"]]
-            if support(sentence, "\n".join(b.source_text for b in cited)) < MIN_SUPPORT:
-                report.unsupported.append(index)
-            lacking = _unasked(sentence, asked, cited)
-            if lacking:
-                report.unasked.append({"sentence": index, "words": lacking, "cited": [b.number for b in cited]})
-        report.claims = claim_findings(answer, blocks)
-        report.claims += [{"sentence": i, "cited": s["citations"], "missing": [], "opposite": None, "unmatched": False,
-                           "yes_then_no": True} for i, s in enumerate(report.sentences)
-                          if question and yes_then_no(question, answer[s["start"]:s["end"]])]
-        report.no_quantity = bool(question) and asks_quantity(question) and not states_quantity(answer)
-        report.other_quantity = other_quantity(question, answer) if question else None
-        report.echo = bool(question) and echoes(question, answer, report.sentences, by_number)
-        report.valid = (report.valid and not report.unsupported and not report.unasked and not report.claims
-                        and not report.no_quantity and not report.other_quantity and not report.echo)
-    return report
+    if not verify:
+        return report
+    verified = verify_text(answer, sources_of(blocks), question)
+    by_start = {c.start: c for c in verified.sentences}
+    checks = tuple(by_start.get(s["start"]) or _unchecked(answer, s) for s in report.sentences)
+    no_quantity = whole and bool(question) and asks_quantity(question) and not states_quantity(answer)
+    other = other_quantity(question, answer) if question else None
+    echo = bool(question) and echoes(question, answer, report.sentences, {b.number: b for b in blocks})
+    valid = report.valid and all(c.supported for c in checks) and not no_quantity and not other and not echo
+    return replace(report, valid=valid, checks=checks, no_quantity=no_quantity, other_quantity=other, echo=echo)
+
+
+def _unchecked(answer: str, s: dict[str, Any]) -> SentenceCheck:
+    return SentenceCheck(answer[s["start"]:s["end"]], s["start"], s["end"], tuple(s["citations"]), SUPPORTED,
+                         checked=False)
 
 
 #: "Yes," or "No," before a restated question: the reply, not a word the sentence says of the documents.
@@ -195,65 +202,9 @@ def _abbreviations(answer: str, question: str) -> set[str]:
     return {a for a in re.findall(r"\b[A-Z]{2,6}s?\b", answer) if a.rstrip("s") in spelled}
 
 
-def claim_findings(answer: str, blocks: list[EvidenceBlock]) -> list[dict[str, Any]]:
-    """The facts (numbers, dates, identifiers, names, quoted terms) a sentence states that its
-    cited blocks do not, and a polarity opposite to the block sentence it restates
-    (`docent_native.check_claims`, Documentation/native.md). Block n is checked with its
-    document name and section, so a name that is only in a file name still counts as said."""
-    if not blocks:
-        return []
-    numbered = {b.number: b for b in blocks}
-    texts = [located_text(numbered[n]) if n in numbered else "" for n in range(1, max(numbered) + 1)]
-    out: list[dict[str, Any]] = []
-    for report in docent_native.check_claims(answer, texts):
-        # "Yes, ..."/"No, ..." with no cited sentence close enough to compare its polarity with: the
-        # model asserted an answer nothing cited states (rfc negation rows: "Yes, QUIC stateless resets
-        # are cryptographically protected [1]"). Of the claims gold set's 9 correct yes/no sentences,
-        # one goes to the repair round for it.
-        unmatched = bool(report["blocks"]) and report["polarity"] is None and \
-            bool(_YES_NO.match(answer[report["start"]:report["end"]]))
-        if report["supported"] and not unmatched:
-            continue
-        polarity = report["polarity"]
-        opposite = None
-        if polarity is not None and polarity["answer_negated"] != polarity["evidence_negated"]:
-            opposite = " ".join(texts[polarity["block"] - 1][polarity["start"]:polarity["end"]].split())
-        out.append({"sentence": report["sentence"], "cited": list(report["blocks"]),
-                    "missing": [f["text"] for f in report["facts"] if not f["found"]], "opposite": opposite,
-                    "unmatched": unmatched})
-    return out
-
-
-_YES_NO = re.compile(r"\s*(?:yes|no)\b(?!\s+(?:more|less|later|earlier|longer|fewer)\b)", re.IGNORECASE)
-
-
 def located_text(block: EvidenceBlock) -> str:
     """A block's text with where it is (document name, section): names there count as said."""
     return f"{block.candidate.document_name}\n{block.candidate.heading_path}\n{block.source_text}"
-
-
-def _unasked(sentence: str, asked: set[str], cited: list[EvidenceBlock]) -> list[str]:
-    """The question's ask words a sentence restates when most of them are missing from its blocks.
-
-    "The annual salary of James Mitchell is $415,550 [1]", cited to a
-    signature block: both of "annual", "salary" are missing -> flagged. A
-    sentence that echoes the question's scaffolding ("the peer is *supposed*
-    to assume a default value of 3 [1]") while its block holds the rest of
-    what it restates (peer, assume, value) is not: on the rfc gold set that
-    one word sent right model answers to the repair round and then to a
-    quote. So: flagged when more than half of the restated ask stems are
-    absent from every cited block (and its document name and section).
-    """
-    if not asked:
-        return []
-    present = term_set((located_text(b) for b in cited), camel=True)
-    restated: dict[str, str] = {}
-    for word in WORD.findall(sentence):
-        key = stem(word.lower())
-        if key in asked:
-            restated.setdefault(key, word.lower())
-    missing = [word for key, word in restated.items() if key not in present]
-    return missing if 2 * len(missing) > len(restated) else []
 
 
 def attribute(answer: str, blocks: list[EvidenceBlock], validation: Validation) -> tuple[str, int]:

@@ -1,0 +1,60 @@
+"""A "Yes" or "No" that opens a sentence, checked against what the source says of the question.
+
+Why: the words after a reply can be the source's own while the reply says the opposite ("Can
+parental leave be split into more than three blocks?" — "Yes, parental leave may be split into no
+more than 3 separate blocks. [1]"). So the question itself is read as a claim and compared with the
+sources: when they contradict it the answer is "no", when they state it the answer is "yes", and a
+reply that says otherwise is contradicted. When the sources neither state nor contradict the
+question, the reply is left to the rest of its sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rag_system.grounding.compare import align
+from rag_system.grounding.findings import CONTRADICTED, Finding
+from rag_system.grounding.units import Unit
+
+#: "Yes," / "No." / "No —" / "Yes" alone: a reply, followed by punctuation ("No concerns raised." is a
+#: statement whose subject is "no concerns").
+_REPLY = re.compile(r"^\s*(yes|no)(?:\s*[,.;:!\u2014\u2013-]+\s*|\s*$)", re.IGNORECASE)
+#: Findings that say the source answers the question "no".
+DENIALS = frozenset({"polarity", "opposite", "comparator", "modality", "scope", "number"})
+
+
+def split_reply(sentence: str) -> tuple[str | None, str]:
+    """("yes" | "no" | None, the sentence after its reply)."""
+    m = _REPLY.match(sentence)
+    if m is None:
+        return None, sentence
+    return m.group(1).lower(), sentence[m.end():]
+
+
+def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[int, frozenset[str]],
+                  asked: frozenset[str] = frozenset()) -> tuple[str | None, str]:
+    """What the sources answer a yes/no question: ("yes" | "no" | None, the source clause that says so)."""
+    said: str | None = None
+    where = ""
+    for unit in question:
+        if not unit.words:
+            continue
+        a = align(unit, pool, context, asked)
+        if a.unit is None:
+            return None, ""
+        kinds = {f.kind for f in a.findings}
+        if kinds & DENIALS:
+            return "no", a.unit.text
+        if kinds or not unit.keys() <= a.matched:  # the sources do not say all of it in one clause:
+            return None, ""                         # no answer either way
+        said, where = "yes", a.unit.text
+    return said, where
+
+
+def reply_check(reply: str, question: Sequence[Unit], pool: Sequence[Unit], context: dict[int, frozenset[str]],
+                asked: frozenset[str] = frozenset()) -> list[Finding]:
+    answer, where = source_answer(question, pool, context, asked)
+    if answer is None or answer == reply:
+        return []
+    return [Finding("reply", CONTRADICTED, f"the passage answers {answer}, not {reply}: \"{' '.join(where.split())}\"")]
