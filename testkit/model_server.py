@@ -23,6 +23,7 @@ from typing import IO
 
 from testkit.processes import free_port
 from testkit.stack import MODEL_ENV
+from testkit.tripwire import Tripwire
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class ModelServer:
         self.model = ""  # the id the server reports at /v1/models
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+        self._wire: Tripwire | None = None  # what the RAG API talks to: see testkit/tripwire.py
 
     @property
     def url(self) -> str:
@@ -54,12 +56,14 @@ class ModelServer:
         from rag_system.generation.models import resolve_gguf
 
         path = resolve_gguf(self.model_setting)  # joins the packaged parts once, verified
-        self.port = free_port()
+        inner = free_port()
+        self._wire = Tripwire(inner, self.kill9).start()
+        self.port = self._wire.port
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_dir / f"llama-server-{self.port}.log"
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
-               "--port", str(self.port), "--n_threads", MODEL_ENV["LLM_THREADS"],
+               "--port", str(inner), "--n_threads", MODEL_ENV["LLM_THREADS"],
                "--n_ctx", MODEL_ENV["LLM_CONTEXT_TOKENS"]]
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + wait_s
@@ -80,6 +84,14 @@ class ModelServer:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def kill_on_first_token(self) -> None:
+        """SIGKILL the server as soon as the first token of the next streamed completion has been sent."""
+        assert self._wire is not None
+        self._wire.arm()
+
+    def killed_mid_stream(self) -> bool:
+        return self._wire is not None and self._wire.tripped.is_set() and not self.alive()
+
     def kill9(self) -> None:
         """SIGKILL, as the OOM killer or a crash would: no response is finished, no socket closed cleanly."""
         assert self.proc is not None
@@ -98,3 +110,5 @@ class ModelServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._wire is not None:
+            self._wire.close()

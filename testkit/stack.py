@@ -44,6 +44,7 @@ class Seed:
     document_sha: str = ""
     job_id: str = ""
     rag_job_id: str = ""
+    message_id: str = ""  # the answer of the seed session's one turn
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -111,10 +112,12 @@ class Stack:
         _ok(gw.post(f"/sessions/{sid}/indexes/{iid}"))
         _ok(gw.post(f"/sessions/{sid}/messages", {"message": SEED_QUESTION}))
         first = up["uploaded_files"][0]
+        answer = next(m for m in _ok(gw.get(f"/sessions/{sid}"))["messages"] if m["sender"] == "assistant")
         scratch = {"scratch_session": _ok(gw.post("/sessions", {"title": "Scratch"}), 201)["session_id"],
                    "scratch_index": _ok(gw.post("/indexes", {"name": "Scratch"}), 201)["index_id"]}
         self.seed = Seed(session_id=sid, index_id=iid, document_id=first["document_id"],
-                         document_sha=first["sha256"], job_id=job["job_id"], rag_job_id=job["job_id"], extra=scratch)
+                         document_sha=first["sha256"], job_id=job["job_id"], rag_job_id=job["job_id"],
+                         message_id=answer["id"], extra=scratch)
         return self.seed
 
     # -- integrity -------------------------------------------------------------

@@ -72,6 +72,7 @@ def _valid_bodies(seed: Seed, data_dir: str) -> dict[tuple[str, str, str], dict[
                                                                        "answer": "a", "status": "complete"},
         ("gateway", "POST", "/indexes"): {"name": "n", "description": "d", "metadata": {}},
         ("gateway", "POST", "/indexes/{index_id}/build"): {},
+        ("gateway", "POST", "/messages/{message_id}/feedback"): {"rating": "up", "comment": "c"},
         ("rag", "POST", "/chat"): {"query": "zephyr?", "indexes": [seed.index_id], "retrieval_k": 5,
                                    "retrieval_mode": "hybrid", "backend": "extractive", "filters": {}},
         ("rag", "POST", "/chat/stream"): {"query": "zephyr?", "indexes": [seed.index_id], "retrieval_k": 5,
@@ -158,7 +159,7 @@ def valid_params(seed: Seed, *, scratch: bool = False) -> dict[str, str]:
     session = seed.extra.get("scratch_session", seed.session_id) if scratch else seed.session_id
     index = seed.extra.get("scratch_index", seed.index_id) if scratch else seed.index_id
     return {"session_id": session, "index_id": index, "document_id": seed.document_id,
-            "job_id": seed.job_id, "page": "1", "name": seed.index_id}
+            "job_id": seed.job_id, "message_id": seed.message_id, "page": "1", "name": seed.index_id}
 
 
 def build_corpus(seed: Seed, data_dir: str, rng_seed: int = SEED) -> list[Probe]:
