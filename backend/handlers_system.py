@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from backend.access import can_read_index
 from backend.app import App
 from backend.web import Request
 from common.errors import ApiError
@@ -48,7 +49,11 @@ def models(app: App, req: Request) -> Response:
     backends = [b for b in data.get("backends", []) if isinstance(b, dict)]
     generation = sorted({_label(b) for b in backends if b.get("available")})
     embedding = [data["embedder"]] if data.get("embedder") else []
-    return Response.json({**data, "generation_models": generation, "embedding_models": embedding})
+    # The RAG API lists every index to the gateway (a service caller); a person sees only those they may read.
+    indexes = [row for row in data.get("indexes", []) if isinstance(row, dict)
+               and can_read_index(app.store, req.principal, str(row.get("index")))]
+    return Response.json({**data, "indexes": indexes, "generation_models": generation,
+                          "embedding_models": embedding})
 
 
 def metrics(app: App, req: Request) -> Response:

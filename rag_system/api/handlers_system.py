@@ -7,6 +7,8 @@ from typing import Any
 
 from common.http import Response
 from rag_system.api.messages import Request
+from rag_system.api.access import Caller
+from rag_system.indexing.embedders import index_embedders
 from rag_system.indexing.embedders import listing as embedder_listing
 
 log = logging.getLogger(__name__)
@@ -66,16 +68,15 @@ def models(request: Request) -> Response:
         "embedding_models": [service.embedder.identity.model_id],
         # Per-index choice (POST /index {"embedder": name}); "default" marks the one new indexes get.
         "embedders": embedder_listing(service.settings),
-        **index_models(service),
+        **index_models(service, request.caller),
     })
 
 
-def index_models(service: Any) -> dict[str, Any]:
-    """Which embedder each index was built with, and the reranker a question may use (`/models`)."""
-    from rag_system.indexing.embedders import index_embedders
-
+def index_models(service: Any, caller: Caller) -> dict[str, Any]:
+    """Which embedder each index the caller may read was built with, and the reranker a question may use."""
     settings = service.settings
-    return {"indexes": index_embedders(service.engine.db, settings),
+    return {"indexes": [row for row in index_embedders(service.engine.db, settings)
+                        if caller.may_read(str(row["index"]))],
             "rerank": {"model": settings.reranker_model or None, "default": settings.rerank,
                        "depth": settings.rerank_depth}}
 
