@@ -246,10 +246,20 @@ def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None, uni
         return True  # "... SETTINGS_QPACK_MAX_TABLE_CAPACITY (0x01): The default value is zero."
     if word.pos == "NUM":
         return (distance == 0 and _joined(lender, unit, units)) or \
-            (LABEL in (lender.kind, unit.kind) and distance <= 1) or _introduced(lender, unit, units)
+            (LABEL in (lender.kind, unit.kind) and distance <= 1) or _introduced(lender, unit, units) or \
+            _refers_back(lender, unit, units)
     return not (distance == 0 and lender.predicate and lender.kind != LABEL and (
         (lender.kind == COORDINATE and lender.attached == unit.ident and lender.subject) or
         (unit.kind == COORDINATE and unit.attached == lender.ident and unit.subject)))
+
+
+def _refers_back(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
+    """The lender's sentence, the next one, refers back to the aligned clause with a pronoun: "The ack
+    delay exponent is an integer ... If this value is absent, a default value of 3 is assumed" says 3
+    of the exponent. (A number the aligned clause says itself is a rival and found before this.)"""
+    return lender.sentence == unit.sentence + 1 and any(
+        u.source == lender.source and u.sentence == lender.sentence and u.pronoun
+        and (ante := antecedent_of(u, units)) is not None and ante.sentence == unit.sentence for u in units)
 
 
 def _other_record(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:

@@ -99,6 +99,19 @@ def test_two_sentences_combined_are_supported() -> None:
                  "The Atlas-7 requires descaling every 3 months.").verdict == SUPPORTED
 
 
+def test_a_number_said_of_this_value_in_the_next_sentence_belongs_to_the_previous_one() -> None:
+    passage = ("ack_delay_exponent (0x0a): The acknowledgment delay exponent is an integer value indicating an "
+               "exponent used to decode the ACK Delay field in the ACK frame. If this value is absent, a default "
+               "value of 3 is assumed (indicating a multiplier of 8).")
+    assert check(passage, "The acknowledgment delay exponent is assumed to be 3 if this value is absent."
+                 ).verdict == SUPPORTED
+    # The sentence that refers back lends its number; one that does not is still another statement.
+    assert check("The primary server listens on 8443. Its backup listens on 9443.",
+                 "The primary server listens on 9443.").verdict == CONTRADICTED
+    assert check(LEAVE, "Employees at Grade 7 and above must approve any absence longer than 10 consecutive "
+                 "working days.").verdict == CONTRADICTED
+
+
 @pytest.mark.parametrize("claim", [
     "Travel requests are approved by Alice.",
     "Expense claims are approved by Bob.",
