@@ -25,8 +25,8 @@ from backend.web import Request, not_found
 from common.document_ids import file_id
 from common.errors import ApiError
 from common.http import Response
+from common.options import MAX_MESSAGE_CHARS
 
-MAX_MESSAGE_CHARS = 20_000
 _TURN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _STORED_NAME_RE = re.compile(r"^([0-9a-f]{64})_(.+)$")
 #: Fields of the RAG API's answer kept in the assistant message's metadata.

@@ -22,11 +22,12 @@ from typing import Any
 from backend.access import can_read_index
 from backend.app import App
 from backend.principal import Principal
-from backend.handlers_chat import MAX_MESSAGE_CHARS, display_names
+from backend.handlers_chat import display_names
 from backend.openai_sources import annotations, sources, sources_text
 from backend.web import Request, public_base
 from common.errors import ApiError, DomainError
 from common.http import Response
+from common.options import MAX_MESSAGE_CHARS
 from common.sse import read_frames
 
 PREFIX = "docent"
