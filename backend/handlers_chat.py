@@ -25,7 +25,7 @@ from backend.web import Request, not_found
 from common.document_ids import file_id
 from common.errors import ApiError
 from common.http import Response
-from common.options import MAX_MESSAGE_CHARS
+from common.options import MAX_QUERY_CHARS
 
 _TURN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _STORED_NAME_RE = re.compile(r"^([0-9a-f]{64})_(.+)$")
@@ -68,8 +68,8 @@ def message_of(data: dict[str, Any]) -> str:
     message = data.get("message", data.get("query"))
     if not isinstance(message, str) or not message.strip():
         raise ApiError(400, "invalid_field", "'message' must be a non-empty string")
-    if len(message) > MAX_MESSAGE_CHARS:
-        raise ApiError(400, "invalid_field", f"'message' is longer than {MAX_MESSAGE_CHARS} characters")
+    if len(message) > MAX_QUERY_CHARS:  # the RAG API's limit: a longer question would be stored, then refused
+        raise ApiError(400, "invalid_field", f"'message' is longer than {MAX_QUERY_CHARS} characters")
     return message
 
 

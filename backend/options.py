@@ -1,20 +1,16 @@
-"""Chat options: read with the one table both services share (`common/options.py`), forwarded only if sent.
+"""Chat options, checked with the table the RAG API reads (`common/options.py`) before the question is stored.
 
-The RAG API applies its own defaults; the gateway never fills in a value the client did not send, so
-a client that says nothing gets the server's settings. Checking here, before the question is stored,
-means a refused option leaves no question without an answer in the history.
+Only what the client sent is forwarded: a client that says nothing gets the RAG API's settings.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from common.options import CHAT, read_chat
+from common.options import CHAT, normalise_keys, read_options
 
-#: Option name (snake_case, as the RAG API's /chat takes it) -> its row of the table.
-CHAT_OPTIONS = {option.name: option for option in CHAT}
+CHAT_OPTIONS = {option.name: option for option in CHAT}  # snake_case name -> its row
 
 
 def normalize_options(body: dict[str, Any]) -> dict[str, Any]:
-    """The chat options present in `body`, keyed in snake_case, checked as the RAG API checks them."""
-    return read_chat(body)
+    return read_options(normalise_keys(body), CHAT)

@@ -23,7 +23,8 @@ FUSIONS = ("meanmax", "score", "rrf")
 BACKENDS = ("auto", "ollama", "openai", "llamacpp", "extractive")
 TASKS = ("qa", "summary", "compare", "auto")
 MIN_COMPARED, MAX_COMPARED = 2, 4  # documents of a `compare` task
-MAX_MESSAGE_CHARS = 20_000  # a question, and each message of a conversation
+MAX_QUERY_CHARS = 8000  # a question
+MAX_MESSAGE_CHARS = 20_000  # each message of a conversation (an answer is longer than its question)
 MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the last few)
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -126,11 +127,6 @@ def read_options(body: Mapping[str, Any], table: Iterable[Option]) -> dict[str, 
     return out
 
 
-def read_chat(body: Any) -> dict[str, Any]:
-    """A chat body's options, as both services check them."""
-    return read_options(normalise_keys(body), CHAT)
-
-
 def _check_documents(docs: list[Any], task: str | None) -> None:
     """A summary names one document, a comparison two to four; a question none."""
     if not all(isinstance(d, str) and d.strip() and len(d) <= 512 for d in docs):
@@ -138,8 +134,7 @@ def _check_documents(docs: list[Any], task: str | None) -> None:
     if task == "summary" and len(docs) != 1:
         raise ApiError(400, "invalid_option", f"a summary takes exactly one document, got {len(docs)}")
     if task == "compare" and not MIN_COMPARED <= len(docs) <= MAX_COMPARED:
-        raise ApiError(400, "invalid_option", f"compare takes {MIN_COMPARED} to {MAX_COMPARED} documents, "
-                                              f"got {len(docs)}")
+        raise ApiError(400, "invalid_option", f"compare takes {MIN_COMPARED} to {MAX_COMPARED} documents, got {len(docs)}")
     if task in (None, "qa") and docs:
         raise ApiError(400, "invalid_option", "documents is only for task summary, compare or auto")
 

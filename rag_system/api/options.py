@@ -1,28 +1,24 @@
-"""Request bodies -> typed requests, read with the option table both services share (common/options.py).
+"""Request bodies -> typed requests, through the option table the gateway reads too (common/options.py).
 
-Clients of the product we replace send its option names, in snake_case or camelCase
-(`rerankerTopK` == `reranker_top_k`; both spellings with different values are a 400). The table
-maps each onto the pipeline's own name and checks its type and range, so handlers never see raw
-bodies and a bad value is a 400 that names the field, the same as the gateway says before it stores
-a question. Options of the product we replace are applied (`provence_prune` is evidence pruning,
-`model: "extractive"` picks that backend) or answered with a `warnings` entry (`compose_sub_answers`).
+So handlers never see raw bodies, and a bad value is the 400 the gateway gives before it stores a question.
+Options of the product we replace are applied (`provence_prune` is evidence pruning, `model: "extractive"`
+picks that backend) or answered with a `warnings` entry (`compose_sub_answers`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from common.errors import bad_request
-from common.options import (BACKENDS, BY_NAME, CHAT, CHUNK_SIZE, MAX_HISTORY, MAX_MESSAGE_CHARS, MAX_TOKENS,
-                            RETRIEVE, normalise_keys, read_options)
+from common.options import (BACKENDS, BY_NAME, CHAT, CHUNK_SIZE, MAX_HISTORY, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS,
+                            MAX_TOKENS, RETRIEVE, normalise_keys, read_options)
 from rag_system.agent.types import Turn
 from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
 from rag_system.retrieval.filters import FilterError, compile_filters
 
-MAX_QUERY_CHARS = 8000
 MAX_INDEXES = 16
 MAX_PATHS = 10000
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
@@ -51,9 +47,6 @@ class PipelineOptions:
     task: str | None = None
     documents: tuple[str, ...] | None = None
 
-    def given(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
-
 
 @dataclass(frozen=True)
 class ChatOptions:
@@ -71,7 +64,7 @@ class ChatOptions:
     @property
     def pipeline(self) -> dict[str, Any]:
         """The keyword arguments of `QueryPipeline.request` the client chose."""
-        return self.chosen.given()
+        return {k: v for k, v in vars(self.chosen).items() if v is not None}
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from common.options import MAX_QUERY_CHARS
 from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 
 pytestmark = pytest.mark.slow
@@ -57,3 +58,14 @@ def test_both_spellings_with_one_value_are_accepted_by_both(services: tuple[Gate
     assert answered.status == 200, answered.body
     assert rag.client.post("/chat", {"query": "hello", **body}).status == 200
     assert len(gateway.client.get(f"/sessions/{sid}").json["messages"]) == 2
+
+
+def test_a_question_the_rag_api_would_refuse_as_too_long_is_not_stored(
+        services: tuple[GatewayProcess, RagApiProcess]) -> None:
+    gateway, rag = services
+    sid = gateway.client.post("/sessions", {}).json["session_id"]
+    question = "How many kilowatts? " + "x" * MAX_QUERY_CHARS
+    assert rag.client.post("/chat", {"query": question}).status == 400
+    refused = gateway.client.post(f"/sessions/{sid}/messages", {"message": question})
+    assert refused.status == 400 and str(MAX_QUERY_CHARS) in refused.json["message"]
+    assert gateway.client.get(f"/sessions/{sid}").json["messages"] == []
