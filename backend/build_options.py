@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import ApiError
-from common.options import snake_case
+from common.options import BY_NAME, CHUNK_SIZE, normalise_keys, read_options
 
 #: Options with no Docent equivalent -> why (said only when the value asks for something).
 _NOT_APPLIED = {
@@ -41,13 +41,9 @@ class BuildOptions:
 
 
 def read_build_options(raw: dict[str, Any]) -> BuildOptions:
-    body = {snake_case(k): v for k, v in raw.items() if isinstance(k, str) and v is not None}
-    out = BuildOptions()
-    size = body.get("chunk_size")
-    if size is not None:
-        if isinstance(size, bool) or not isinstance(size, int) or not 64 <= size <= 4096:
-            raise ApiError(400, "invalid_option", "chunk_size must be an integer from 64 to 4096 (tokens)")
-        out.chunk_size = size
+    body = normalise_keys(raw)
+    read = read_options(body, (CHUNK_SIZE, BY_NAME["retrieval_mode"]))
+    out = BuildOptions(chunk_size=read.get("chunk_size"))
     model = body.get("embedding_model")
     if model is not None:
         if not isinstance(model, str) or len(model) > 300:
@@ -59,10 +55,8 @@ def read_build_options(raw: dict[str, Any]) -> BuildOptions:
             out.warnings.append(f"{name} is not applied: {why}")
     if body.get("docling_chunk") is False:
         out.warnings.append("docling_chunk is not applied: Docent always chunks by document structure")
-    if body.get("retrieval_mode") not in (None, "hybrid", "vector_only", "fts_only"):
-        raise ApiError(400, "invalid_option", "retrieval_mode must be one of hybrid, vector_only, fts_only")
-    if body.get("retrieval_mode") in ("vector_only", "fts_only"):
-        out.warnings.append(f"retrieval_mode {body['retrieval_mode']} is not applied to the build: every index "
+    if read.get("retrieval_mode") in ("vector_only", "fts_only"):
+        out.warnings.append(f"retrieval_mode {read['retrieval_mode']} is not applied to the build: every index "
                             "has both the vector and the full-text table; choose the mode per question "
                             "(retrieval_mode or search_type on chat)")
     return out

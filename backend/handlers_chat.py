@@ -25,8 +25,8 @@ from backend.web import Request, not_found
 from common.document_ids import file_id
 from common.errors import ApiError
 from common.http import Response
+from common.options import MAX_QUERY_CHARS
 
-MAX_MESSAGE_CHARS = 20_000
 _TURN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _STORED_NAME_RE = re.compile(r"^([0-9a-f]{64})_(.+)$")
 #: Fields of the RAG API's answer kept in the assistant message's metadata.
@@ -68,8 +68,8 @@ def message_of(data: dict[str, Any]) -> str:
     message = data.get("message", data.get("query"))
     if not isinstance(message, str) or not message.strip():
         raise ApiError(400, "invalid_field", "'message' must be a non-empty string")
-    if len(message) > MAX_MESSAGE_CHARS:
-        raise ApiError(400, "invalid_field", f"'message' is longer than {MAX_MESSAGE_CHARS} characters")
+    if len(message) > MAX_QUERY_CHARS:  # the RAG API's limit: a longer question would be stored, then refused
+        raise ApiError(400, "invalid_field", f"'message' is longer than {MAX_QUERY_CHARS} characters")
     return message
 
 

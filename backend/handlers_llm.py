@@ -19,11 +19,10 @@ from backend.handlers_chat import message_of
 from backend.web import Request
 from common.errors import ApiError, error_body
 from common.http import Response
+from common.options import MAX_HISTORY
 from common.sse import frame, read_frames
 
 log = logging.getLogger(__name__)
-
-MAX_HISTORY = 100
 
 
 def _payload(req: Request) -> dict[str, Any]:

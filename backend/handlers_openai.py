@@ -22,11 +22,12 @@ from typing import Any
 from backend.access import can_read_index
 from backend.app import App
 from backend.principal import Principal
-from backend.handlers_chat import MAX_MESSAGE_CHARS, display_names
+from backend.handlers_chat import display_names
 from backend.openai_sources import annotations, sources, sources_text
 from backend.web import Request, public_base
 from common.errors import ApiError, DomainError
 from common.http import Response
+from common.options import MAX_HISTORY, MAX_QUERY_CHARS
 from common.sse import read_frames
 
 PREFIX = "docent"
@@ -91,10 +92,10 @@ def _payload(app: App, data: dict[str, Any], who: Principal) -> tuple[dict[str, 
             turns.append({"role": role, "content": content})
     if not turns or turns[-1]["role"] != "user" or not turns[-1]["content"].strip():
         raise ApiError(400, "invalid_field", "the last message must be the user's question")
-    if len(turns[-1]["content"]) > MAX_MESSAGE_CHARS:
-        raise ApiError(400, "invalid_field", f"the question is longer than {MAX_MESSAGE_CHARS} characters")
+    if len(turns[-1]["content"]) > MAX_QUERY_CHARS:
+        raise ApiError(400, "invalid_field", f"the question is longer than {MAX_QUERY_CHARS} characters")
     payload: dict[str, Any] = {"query": turns[-1]["content"], "indexes": _indexes(app, model, who),
-                               "conversation_history": turns[:-1][-100:]}
+                               "conversation_history": turns[:-1][-MAX_HISTORY:]}
     if isinstance(data.get("backend"), str):  # Docent's extension (`extra_body`): the RAG API checks the name
         payload["backend"] = data["backend"]
     max_tokens = data.get("max_tokens", data.get("max_completion_tokens"))

@@ -17,11 +17,12 @@ import uuid
 from typing import Any
 
 from backend.app import App
-from backend.handlers_chat import ANSWER_META, MAX_MESSAGE_CHARS, display_names, turn_id_of
+from backend.handlers_chat import ANSWER_META, display_names, turn_id_of
 from backend.legacy import is_step_list, split_steps
 from backend.web import Request, not_found
 from common.errors import ApiError
 from common.http import Response
+from common.options import MAX_MESSAGE_CHARS
 
 _STATUSES = ("complete", "error", "cancelled")
 #: How many recent turns a save without a turn id is matched against.

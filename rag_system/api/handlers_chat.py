@@ -43,7 +43,7 @@ def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
     try:
         chat_request = pipeline.request(options.query, options.indexes, session_id=options.session_id,
                                         history=history, warnings=tuple(warnings), **chosen)
-    except (TypeError, ValueError) as exc:
+    except ValueError as exc:
         raise ApiError(400, "invalid_option", str(exc)) from exc
     log.debug("chat %s: %d indexes, options %s", request.request_id, len(options.indexes), options.pipeline)
     return options, Turn(options, chat_request)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from common.errors import ApiError, bad_request
 from common.http import Response
+from common.options import normalise_keys
 from rag_system.api.handlers_index import check_embedder, require_writer
 from rag_system.api.messages import Request
-from rag_system.api.options import embedder_option, index_name, normalise_keys
+from rag_system.api.options import embedder_option, index_name
 from rag_system.api.sync_service import SyncError
 
 

@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from common.errors import ApiError
-from rag_system.api.options import LEGACY_TABLE_PREFIX, normalise_keys
+from common.options import normalise_keys
+from rag_system.api.options import LEGACY_TABLE_PREFIX
 from rag_system.indexing.store import TABLE_PREFIX, InvalidIndexNameError, validate_index_name
 
 log = logging.getLogger(__name__)

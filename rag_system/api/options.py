@@ -1,40 +1,51 @@
-"""Request bodies -> per-request options, normalised once (Documentation/api.md).
+"""Request bodies -> typed requests, through the option table the gateway reads too (common/options.py).
 
-Clients of the product we replace send its option names, in snake_case or
-camelCase (`rerankerTopK` == `reranker_top_k`; when both spellings are
-present the snake_case one wins). This module maps them, once, onto the
-pipeline's own names and checks every type, so handlers never see raw
-bodies and a bad value is a 400 that names the field. Options of the product we
-replace are applied (`provence_prune` is evidence pruning, `model: "extractive"`
+So handlers never see raw bodies, and a bad value is the 400 the gateway gives before it stores a question.
+Options of the product we replace are applied (`provence_prune` is evidence pruning, `model: "extractive"`
 picks that backend) or answered with a `warnings` entry (`compose_sub_answers`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from common.errors import bad_request
-from common.options import MODES, snake_case
+from common.options import (BACKENDS, BY_NAME, CHAT, CHUNK_SIZE, MAX_HISTORY, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS,
+                            MAX_TOKENS, RETRIEVE, normalise_keys, read_options)
 from rag_system.agent.types import Turn
-from rag_system.generation.registry import AUTO_ORDER
 from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
 from rag_system.retrieval.filters import FilterError, compile_filters
-from rag_system.tasks.compare import MAX_DOCUMENTS
-from rag_system.tasks.routing import TASKS
 
-MAX_QUERY_CHARS = 8000
 MAX_INDEXES = 16
 MAX_PATHS = 10000
-MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 64, 4096
-MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the last MEMORY_TURNS)
-MAX_MESSAGE_CHARS = 20_000
-BACKENDS = ("auto", *AUTO_ORDER)
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 LEGACY_TABLE_PREFIX = "text_pages_"  # localGPT's table names for an index id
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """What a chat asked of `QueryPipeline.request`, by its keyword names; `None` keeps the profile's."""
+
+    mode: str | None = None
+    k: int | None = None
+    top_k: int | None = None
+    rerank: bool | None = None
+    filters: dict[str, Any] | None = None
+    answer_top_k: int | None = None
+    backend: str | None = None
+    model: str | None = None
+    context_expand: bool | None = None
+    context_window_size: int | None = None
+    query_decompose: bool | None = None
+    verify: bool | None = None
+    force_rag: bool | None = None
+    prune: bool | None = None
+    max_tokens: int | None = None
+    task: str | None = None
+    documents: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -43,12 +54,17 @@ class ChatOptions:
     indexes: tuple[str, ...]
     session_id: str | None = None
     turn_id: str | None = None
-    pipeline: dict[str, Any] = field(default_factory=dict)  # keyword arguments of QueryPipeline.request
+    chosen: PipelineOptions = field(default_factory=PipelineOptions)
     #: The conversation so far (`conversation_history`, oldest first), or None when not sent: then a
     #: request with a session id reads it from the gateway.
     history: tuple[Turn, ...] | None = None
     #: Options accepted but not applied as asked, said with the answer (`warnings`), never dropped silently.
     warnings: tuple[str, ...] = ()
+
+    @property
+    def pipeline(self) -> dict[str, Any]:
+        """The keyword arguments of `QueryPipeline.request` the client chose."""
+        return {k: v for k, v in vars(self.chosen).items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -68,21 +84,6 @@ class IndexRequest:
     remove: tuple[str, ...] = ()  # indexed paths this build drops (a replaced upload's previous version)
 
 
-def normalise_keys(body: Any) -> dict[str, Any]:
-    """One canonical snake_case key per option; explicit snake_case beats camelCase."""
-    if not isinstance(body, Mapping):
-        raise bad_request("the request body must be a JSON object", "invalid_body")
-    out: dict[str, Any] = {}
-    for key, value in body.items():
-        if not isinstance(key, str):
-            continue
-        canonical = snake_case(key)
-        if canonical in out and key != canonical:
-            continue  # the snake_case spelling was already seen and wins
-        out[canonical] = value
-    return out
-
-
 # -- typed field readers ------------------------------------------------------
 
 def _str(body: dict[str, Any], key: str, *, max_len: int = 200, pattern: re.Pattern[str] | None = None) -> str | None:
@@ -96,26 +97,6 @@ def _str(body: dict[str, Any], key: str, *, max_len: int = 200, pattern: re.Patt
     if pattern is not None and not pattern.match(value):
         raise bad_request(f"{key} has characters that are not allowed (use letters, digits, '_', '-', '.', ':')",
                           "invalid_option")
-    return value
-
-
-def _bool(body: dict[str, Any], key: str) -> bool | None:
-    value = body.get(key)
-    if value is None or isinstance(value, bool):
-        return value
-    raise bad_request(f"{key} must be true or false, got {type(value).__name__}", "invalid_option")
-
-
-def _int(body: dict[str, Any], key: str, low: int, high: int) -> int | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise bad_request(f"{key} must be an integer, got {type(value).__name__}", "invalid_option")
-    if not low <= value <= high:
-        raise bad_request(f"{key} must be between {low} and {high}, got {value}", "invalid_option")
     return value
 
 
@@ -158,18 +139,8 @@ def indexes_of(body: dict[str, Any]) -> tuple[str, ...]:
     return unique
 
 
-def _mode(body: dict[str, Any]) -> str | None:
-    value = body.get("retrieval_mode", body.get("search_type"))
-    if value is None:
-        return None
-    if not isinstance(value, str) or value not in MODES:
-        raise bad_request(f"unsupported retrieval mode {value!r}; supported: {', '.join(MODES)}",
-                          "invalid_retrieval_mode")
-    return value
-
-
-def _filters(body: dict[str, Any]) -> dict[str, Any] | None:
-    value = body.get("filters")
+def _filters(sent: dict[str, Any]) -> dict[str, Any] | None:
+    value = sent.get("filters")
     if value is None:
         return None
     try:
@@ -177,25 +148,6 @@ def _filters(body: dict[str, Any]) -> dict[str, Any] | None:
     except FilterError as exc:
         raise bad_request(f"invalid filters: {exc}", "invalid_filters") from exc
     return dict(value) or None
-
-
-def _task(body: dict[str, Any]) -> tuple[str | None, list[str] | None]:
-    """`task` and `documents`; a summary names one document, a comparison two to four."""
-    task = body.get("task")
-    if task is not None and (not isinstance(task, str) or task not in TASKS):
-        raise bad_request(f"unknown task {task!r}; use one of {', '.join(TASKS)}", "invalid_task")
-    docs = body.get("documents")
-    if docs is None:
-        return task, None
-    if not isinstance(docs, list) or not all(isinstance(d, str) and d.strip() and len(d) <= 512 for d in docs):
-        raise bad_request("documents must be a list of document names or ids (non-empty strings)", "invalid_option")
-    if task == "summary" and len(docs) != 1:
-        raise bad_request(f"a summary takes exactly one document, got {len(docs)}", "invalid_option")
-    if task == "compare" and not 2 <= len(docs) <= MAX_DOCUMENTS:
-        raise bad_request(f"compare takes 2 to {MAX_DOCUMENTS} documents, got {len(docs)}", "invalid_option")
-    if task in (None, "qa") and docs:
-        raise bad_request("documents is only for task summary, compare or auto", "invalid_option")
-    return task, [d.strip() for d in docs] or None
 
 
 def _history(body: dict[str, Any]) -> tuple[Turn, ...] | None:
@@ -217,44 +169,27 @@ def _history(body: dict[str, Any]) -> tuple[Turn, ...] | None:
     return tuple(turns)
 
 
-def _retrieval(body: dict[str, Any]) -> dict[str, Any]:
-    top_k = _int(body, "reranker_top_k", 1, 100)
-    return {"mode": _mode(body), "k": _int(body, "retrieval_k", 1, 1000), "filters": _filters(body),
-            "rerank": _bool(body, "ai_rerank"), "top_k": top_k}
-
-
 # -- request shapes -------------------------------------------------------------
 
 def parse_chat(raw: Any) -> ChatOptions:
     body = normalise_keys(raw)
     query = _query(body)
-    backend = _str(body, "backend", max_len=32)
-    if backend is not None and backend not in BACKENDS:
-        raise bad_request(f"unknown LLM backend {backend!r}; use one of {', '.join(BACKENDS)}", "invalid_backend")
-    model = _str(body, "model")
+    sent = read_options(body, (*CHAT, MAX_TOKENS))
+    chosen = {o.target: sent[o.name] for o in (*CHAT, MAX_TOKENS) if o.name in sent and o.target}
+    backend, model = sent.get("backend"), sent.get("model")
     if model in BACKENDS and backend is None:  # localGPT's model picker lists backends (`extractive`) as models
         backend, model = model, None
-    options = _retrieval(body)
-    task, documents = _task(body)
-    expand = _bool(body, "context_expand")
-    window = _int(body, "context_window_size", 0, 10)
-    warnings = []
-    if _bool(body, "compose_sub_answers"):
-        warnings.append("compose_sub_answers is not applied: a decomposed question is answered once, from the "
-                        "evidence of all its sub-queries, with each claim checked against it")
-    options.update({
-        "prune": _bool(body, "provence_prune"),  # localGPT's sentence pruning: Docent's evidence excerpts
-        "answer_top_k": options["top_k"], "backend": backend, "model": model,
-        "context_expand": expand, "context_window_size": window,
-        "query_decompose": _bool(body, "query_decompose"), "verify": _bool(body, "verify"),
-        "force_rag": _bool(body, "force_rag"), "max_tokens": _int(body, "max_tokens", 1, 4096),
-        "task": task, "documents": documents,
-    })
+    documents = tuple(d.strip() for d in sent.get("documents") or ()) or None
+    chosen.update(backend=backend, model=model, filters=_filters(sent), answer_top_k=sent.get("reranker_top_k"),
+                  documents=documents)
+    warnings: tuple[str, ...] = ()
+    if sent.get("compose_sub_answers"):
+        warnings = ("compose_sub_answers is not applied: a decomposed question is answered once, from the "
+                    "evidence of all its sub-queries, with each claim checked against it",)
     return ChatOptions(query=query, indexes=indexes_of(body),
                        session_id=_str(body, "session_id", max_len=128, pattern=_ID),
                        turn_id=_str(body, "turn_id", max_len=128, pattern=_ID),
-                       pipeline={k: v for k, v in options.items() if v is not None}, history=_history(body),
-                       warnings=tuple(warnings))
+                       chosen=PipelineOptions(**chosen), history=_history(body), warnings=warnings)
 
 
 def parse_retrieve(raw: Any) -> RetrieveOptions:
@@ -263,8 +198,9 @@ def parse_retrieve(raw: Any) -> RetrieveOptions:
     indexes = indexes_of(body)
     if len(indexes) != 1:
         raise bad_request("retrieve searches exactly one index: give index (or table_name)", "invalid_option")
-    options = {k: v for k, v in _retrieval(body).items() if v is not None}
-    return RetrieveOptions(query=query, index=indexes[0], retrieval=options)
+    sent = read_options(body, RETRIEVE)
+    options = {**{o.target: sent[o.name] for o in RETRIEVE if o.name in sent}, "filters": _filters(sent)}
+    return RetrieveOptions(query=query, index=indexes[0], retrieval={k: v for k, v in options.items() if v is not None})
 
 
 def parse_index(raw: Any) -> IndexRequest:
@@ -279,14 +215,14 @@ def parse_index(raw: Any) -> IndexRequest:
         raise bad_request(f"at most {MAX_PATHS} paths per job", "invalid_paths")
     if not all(isinstance(p, str) and p and "\x00" not in p and len(p) <= 4096 for p in paths):
         raise bad_request("every path must be a non-empty string", "invalid_paths")
-    if body.get("retrieval_mode") is not None:
-        _mode(body)  # the product we replace validated it here too
+    # retrieval_mode is checked as the product we replace did, not applied: every index has both tables
+    sent = read_options(body, (CHUNK_SIZE, BY_NAME["retrieval_mode"]))
     remove = body.get("remove_paths") or []
     if not isinstance(remove, list) or len(remove) > MAX_PATHS or \
             not all(isinstance(p, str) and p and "\x00" not in p and len(p) <= 4096 for p in remove):
         raise bad_request("remove_paths must be a list of indexed paths", "invalid_paths")
     return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body),
-                        chunk_size=_int(body, "chunk_size", MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS),
+                        chunk_size=sent.get("chunk_size"),
                         embedding_model=_str(body, "embedding_model", max_len=300),
                         remove=tuple(str(Path(p).resolve()) for p in remove))
 

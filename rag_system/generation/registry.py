@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from common.errors import DomainError
+from common.options import BACKENDS
 from rag_system.config import Settings
 from rag_system.generation.backends.llamacpp import LlamaCppBackend
 from rag_system.generation.backends.remote import OllamaBackend, OpenAIBackend
@@ -29,7 +30,7 @@ from rag_system.generation.llm import (
 
 log = logging.getLogger(__name__)
 
-AUTO_ORDER = ("ollama", "openai", "llamacpp", "extractive")
+AUTO_ORDER = BACKENDS[1:]  # "auto" tries them in this order
 
 
 class UnknownBackendError(DomainError, ValueError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from common.errors import DomainError
+from common.options import MAX_COMPARED, MIN_COMPARED
 from rag_system.generation.llm import GenerationParams, LLMBackend
 from rag_system.retrieval.packer import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
@@ -20,7 +21,7 @@ from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
 from rag_system.tasks.parts import NOT_STATED, Part, checked, from_model, from_pick
 from rag_system.tasks.picking import assign, distinctive, document_sentences, profile
 
-MIN_DOCUMENTS, MAX_DOCUMENTS = 2, 4
+MIN_DOCUMENTS, MAX_DOCUMENTS = MIN_COMPARED, MAX_COMPARED
 DIMENSIONS = (
     (profile("scope", "Scope", "purpose scope cover covers apply applies regarding connection relate relates "
              "summarize summarizes describe describes concern concerns agreement report letter memo assessment "

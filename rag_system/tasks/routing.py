@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from common.errors import DomainError
+from common.options import TASKS
 
-TASKS = ("qa", "summary", "compare", "auto")
 
 _SUMMARY = re.compile(
     r"^\s*(?:please\s+|can you\s+|could you\s+)?"

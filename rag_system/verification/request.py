@@ -15,7 +15,8 @@ from typing import Any
 import docent_native
 
 from common.errors import ApiError, bad_request
-from rag_system.api.options import MAX_QUERY_CHARS, indexes_of, normalise_keys
+from common.options import MAX_QUERY_CHARS, normalise_keys
+from rag_system.api.options import indexes_of
 from rag_system.grounding.verifier import Source
 
 #: The longest text one request checks; past it, split the text (each sentence is checked on its own).

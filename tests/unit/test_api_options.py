@@ -25,9 +25,16 @@ def test_snake(camel, expected):
     assert snake(camel) == expected
 
 
-def test_snake_case_spelling_wins_over_camel_case():
-    assert normalise_keys({"retrievalK": 5, "retrieval_k": 7})["retrieval_k"] == 7
-    assert normalise_keys({"retrieval_k": 7, "retrievalK": 5})["retrieval_k"] == 7
+def test_both_spellings_with_different_values_are_a_400_naming_both():
+    # Was "snake_case wins"; now the gateway's rule (Documentation/api.md): a doubled spelling is never guessed.
+    for body in ({"retrievalK": 5, "retrieval_k": 7}, {"retrieval_k": 7, "retrievalK": 5}):
+        with pytest.raises(ApiError) as info:
+            normalise_keys(body)
+        assert info.value.code == "conflicting_option" and "retrievalK=5" in info.value.message
+        assert "retrieval_k=7" in info.value.message
+    assert normalise_keys({"retrievalK": 7, "retrieval_k": 7})["retrieval_k"] == 7
+    assert normalise_keys({"retrievalK": None, "retrieval_k": 7})["retrieval_k"] == 7
+    assert code_of({"query": "q", "search_type": "fts_only", "retrieval_mode": "hybrid"}) == "conflicting_option"
 
 
 def test_localgpt_options_map_onto_pipeline_options():
