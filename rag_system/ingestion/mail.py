@@ -64,7 +64,7 @@ def _messages(path: Path, file_type: str, settings: Settings) -> Iterator[EmailM
     if file_type == "eml":
         with path.open("rb") as handle:
             message = parse.parse(handle)
-        yield message  # type: ignore[misc]
+        yield message
         return
     box = mailbox.mbox(str(path), factory=None, create=False)
     try:
@@ -72,7 +72,7 @@ def _messages(path: Path, file_type: str, settings: Settings) -> Iterator[EmailM
             if count > settings.max_pages:
                 raise ConversionError(path, f"too many messages (over {settings.max_pages}; the limit is set by "
                                             "DOCENT_MAX_PAGES)")
-            yield parse.parsebytes(box.get_bytes(key))  # type: ignore[misc]
+            yield parse.parsebytes(box.get_bytes(key))
     finally:
         box.close()
 
