@@ -105,7 +105,7 @@ class _Message:
                 self._attachment(part, index, page, level)
 
     def _body(self, message: Message, page: int) -> None:
-        body = message.get_body(("plain", "html")) if isinstance(message, EmailMessage) else None
+        body: Message | None = message.get_body(("plain", "html")) if isinstance(message, EmailMessage) else None
         if body is None and not message.is_multipart() and message.get_content_maintype() == "text":
             body = message
         if body is None:
