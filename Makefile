@@ -119,12 +119,14 @@ test: setup-browser setup-debref setup-office setup
 	$(MAKE) --no-print-directory lint test-rust test-unit test-integration test-browser
 
 # rustfmt and clippy (warnings are errors) over native/; stubtest holds native/docent_native.pyi to the built
-# module (the installed copy, which $(STAMPS)/native rebuilds when the stub changes); ruff with pyproject.toml's rules.
+# module (the installed copy, which $(STAMPS)/native rebuilds when the stub changes); ruff with pyproject.toml's
+# rules; mypy over the product's Python packages with pyproject.toml's [tool.mypy] (strict, three relaxations).
 lint: $(STAMPS)/native
 	cd native && cargo fmt --check
 	cd native && cargo clippy --quiet --all-targets -- -D warnings
 	$(PY) -m mypy.stubtest docent_native --allowlist native/stubtest_allowlist.txt
 	$(PY) -m ruff check --quiet .
+	$(PY) -m mypy
 
 test-rust:
 	cd native && cargo test --quiet

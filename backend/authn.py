@@ -15,7 +15,6 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 
@@ -26,7 +25,7 @@ from backend.ratelimit import RateLimiter
 from backend.store import Store
 from common import grants
 from common.errors import ApiError
-from common.http import check_bearer
+from common.http import Headers, check_bearer
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +78,7 @@ class Auth:
         return any(hmac.compare_digest(given.encode(), c.encode()) for c in candidates)
 
     # -- who is asking --------------------------------------------------------------
-    def authenticate(self, headers: Mapping[str, str], method: str, public: bool) -> Principal:
+    def authenticate(self, headers: Headers, method: str, public: bool) -> Principal:
         if not self.enabled():
             if not public:
                 check_bearer(headers, self.config.api_token)
@@ -155,7 +154,7 @@ class Auth:
         return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
     @staticmethod
-    def cookie_of(headers: Mapping[str, str]) -> str:
+    def cookie_of(headers: Headers) -> str:
         return _cookie(headers.get("Cookie", "") or "")
 
 

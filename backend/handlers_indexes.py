@@ -69,7 +69,7 @@ def delete_document(app: App, req: Request) -> Response:
     req.audit.update(document_id=doc["id"], filename=doc["filename"])
     return Response.json({"message": f"Removed {doc['filename']}", "deleted": True, "index_id": index["id"],
                           "document_id": doc["id"], "filename": doc["filename"], "chunks_removed": had_chunks,
-                          "files_removed": removed, "index": present_index(app.store.get_index(index["id"]))})
+                          "files_removed": removed, "index": present_index(app.store.get_index(index["id"]) or index)})
 
 
 def upload(app: App, req: Request) -> Response:

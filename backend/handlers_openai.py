@@ -23,7 +23,7 @@ from backend.access import can_read_index
 from backend.app import App
 from backend.principal import Principal
 from backend.handlers_chat import display_names
-from backend.openai_sources import annotations, sources, sources_text
+from backend.openai_sources import sources, sources_text, url_annotations
 from backend.web import Request, public_base
 from common.errors import ApiError, DomainError
 from common.http import Response
@@ -143,7 +143,7 @@ def chat_completions(app: App, req: Request) -> Response:
     result = display_names(app.rag.chat(payload, req.request_id))
     citations = result.get("citations") or []
     content = result.get("answer", "") + sources_text(citations)
-    message = {"role": "assistant", "content": content, "annotations": annotations(content, citations, base)}
+    message = {"role": "assistant", "content": content, "annotations": url_annotations(content, citations, base)}
     return Response.json({
         "id": cid, "object": "chat.completion", "created": created, "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
@@ -189,7 +189,7 @@ def _stream(upstream: Any, cid: str, created: int, model: str, system: bool, bas
                 content = "".join(streamed) + tail + listed
                 start = len(content) - len(listed) - len(answer) if tail or not streamed else 0
                 yield _chunk(cid, created, model, {"content": listed,
-                                                   "annotations": annotations(content, citations, base, max(start, 0))},
+                                                   "annotations": url_annotations(content, citations, base, max(start, 0))},
                              None)
             yield _chunk(cid, created, model, {}, "stop", usage=_usage(result), **{PREFIX: ext})
             break

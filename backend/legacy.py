@@ -10,7 +10,7 @@ either the steps localGPT's client saved itself, or steps derived here from the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 #: localGPT's step keys and labels, in its order, with the Docent event that means the step ran.
 _STEPS: tuple[tuple[str, str, str], ...] = (
@@ -24,13 +24,13 @@ _STEPS: tuple[tuple[str, str, str], ...] = (
 _EVENT_OF = {key: event for key, _, event in _STEPS}
 
 
-def is_event_list(value: Any) -> bool:
+def is_event_list(value: Any) -> TypeGuard[list[dict[str, Any]]]:
     """Docent's events (`{"type", "data"}`), as opposed to localGPT's steps (`{"key", "label"}`)."""
     return isinstance(value, list) and bool(value) and all(isinstance(s, dict) and "type" in s and "key" not in s
                                                            for s in value)
 
 
-def is_step_list(value: Any) -> bool:
+def is_step_list(value: Any) -> TypeGuard[list[dict[str, Any]]]:
     return isinstance(value, list) and bool(value) and all(isinstance(s, dict) and "key" in s for s in value)
 
 
@@ -68,7 +68,7 @@ def ran_only(steps: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[
     with no reranker installed, a retry that was not needed). The RAG API's events for the same
     turn say what ran: those steps are kept, a skipped rerank says so, the rest are left out.
     """
-    seen = {e.get("type"): e.get("data") or {} for e in events}
+    seen = _data_by_type(events)
     if "direct_answer" in seen:
         return steps
     out: list[dict[str, Any]] = []
@@ -85,6 +85,10 @@ def ran_only(steps: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[
     return out
 
 
+def _data_by_type(events: list[dict[str, Any]]) -> dict[str, Any]:
+    return {e["type"]: e.get("data") or {} for e in events if "type" in e}
+
+
 def _ran(key: str, seen: dict[str, Any]) -> bool:
     event = _EVENT_OF[key]
     return event in seen and not (key == "rerank" and seen[event].get("reranked") is False)
@@ -97,7 +101,7 @@ def _skipped_rerank(data: dict[str, Any]) -> dict[str, Any]:
 
 def legacy_steps(events: list[dict[str, Any]], answer: str, meta: dict[str, Any]) -> list[dict[str, Any]]:
     """localGPT's finished step list for an answer whose pipeline emitted `events`."""
-    seen = {e.get("type"): e.get("data") or {} for e in events}
+    seen = _data_by_type(events)
     if "direct_answer" in seen or meta.get("route") == "direct" or meta.get("answer_source") == "direct":
         return [{"key": "direct", "label": "Answering directly", "status": "done", "details": answer}]
     status = "error" if meta.get("status") == "error" else "done"
@@ -136,7 +140,8 @@ def present_index(index: dict[str, Any]) -> dict[str, Any]:
     Only facts Docent knows are added, and none that the metadata already has: the embedder the
     index was built with, its chunk count, and the build options that were applied."""
     meta = dict(index.get("metadata") or {})
-    build = meta.get("last_build") if isinstance(meta.get("last_build"), dict) else {}
+    last_build = meta.get("last_build")
+    build = last_build if isinstance(last_build, dict) else {}
     facts = {"embedding_model": build.get("embedding_model") or meta.get("built_with_embedder") or meta.get("embedder"),
              "vector_dimensions": build.get("vector_dimensions"), "chunk_size": build.get("chunk_size"),
              "total_chunks": (build.get("index_totals") or {}).get("chunks"),

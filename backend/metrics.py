@@ -62,4 +62,4 @@ class Metrics:
     def render(self, stats: dict[str, int] | None = None, accept: str = "") -> tuple[bytes, str]:
         """The exposition in the format the scraper's `Accept` asks for, and its content type."""
         encode, content_type = choose_encoder(accept)
-        return encode(_Scrape(self.registry, stats)), content_type  # type: ignore[arg-type]
+        return encode(_Scrape(self.registry, stats)), content_type

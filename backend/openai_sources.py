@@ -40,7 +40,7 @@ def sources_text(citations: list[dict[str, Any]]) -> str:
     return "\n\nSources:\n" + "\n".join(f"[{n}] {where(c)}" for n, c in cited.items())
 
 
-def annotations(content: str, citations: list[dict[str, Any]], base_url: str, start: int = 0) -> list[dict[str, Any]]:
+def url_annotations(content: str, citations: list[dict[str, Any]], base_url: str, start: int = 0) -> list[dict[str, Any]]:
     """A `url_citation` for every `[n]` marker of `content` from `start` on whose block was cited."""
     cited = _by_number(citations)
     out: list[dict[str, Any]] = []

@@ -122,7 +122,7 @@ class PageRenderer:
 def render_page(pdf_path: str, page_no: int, text: str, dpi: int) -> bytes | tuple[int, str, str]:
     """PNG bytes, or (status, code, message) for the client."""
     outcome = render_page_marked(pdf_path, page_no, text, dpi)
-    return outcome[0] if isinstance(outcome[0], bytes) else outcome  # type: ignore[return-value]
+    return outcome[0] if isinstance(outcome[0], bytes) else outcome
 
 
 def render_page_marked(pdf_path: str, page_no: int, text: str,

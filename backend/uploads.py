@@ -15,17 +15,20 @@ import os
 import re
 import tempfile
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
 from email.policy import HTTP
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser
 
 from common.errors import ApiError
+from common.http import Readable
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks  # declared only for type checkers
 
 #: What the RAG API converts (rag_system/ingestion/sniff.py; kept in step by tests/unit/test_gateway_uploads.py).
 ALLOWED_EXTENSIONS = frozenset({".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt",
@@ -120,7 +123,7 @@ class _Parts:
         self.headers: dict[str, str] = {}
         self.name, self.value, self.ended = b"", b"", False
 
-    def callbacks(self) -> dict[str, Callable[..., None]]:
+    def callbacks(self) -> MultipartCallbacks:
         return {"on_part_begin": self.headers.clear, "on_header_field": self._name, "on_header_value": self._value,
                 "on_header_end": self._header, "on_headers_finished": self._open, "on_part_data": self._data,
                 "on_part_end": self._close, "on_end": self._end}
@@ -157,7 +160,7 @@ class _Parts:
         self.ended = True
 
 
-def save_uploads(stream: BinaryIO, content_type: str | None, content_length: int | None,
+def save_uploads(stream: Readable, content_type: str | None, content_length: int | None,
                  root: Path, owner_id: str, max_bytes: int) -> list[StoredUpload]:
     """Parse a multipart body and store its `files` parts; other fields are ignored.
 
@@ -186,7 +189,7 @@ def save_uploads(stream: BinaryIO, content_type: str | None, content_length: int
     return parts.stored
 
 
-def _feed(stream: BinaryIO, left: int, parser: MultipartParser, parts: _Parts, delimiter: bytes) -> None:
+def _feed(stream: Readable, left: int, parser: MultipartParser, parts: _Parts, delimiter: bytes) -> None:
     """Feed exactly `left` bytes of the body to the parser, a chunk at a time (memory stays flat); the preamble
     before the first delimiter, which RFC 2046 allows and python-multipart does not, is skipped here."""
     preamble: bytes | None = b""

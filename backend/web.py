@@ -5,19 +5,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any
 from urllib.parse import parse_qs
 
 from backend.principal import SINGLE, Principal
 from common.errors import ApiError
-from common.http import Response
+from common.http import Headers, Readable, Response
 from common.jsonbody import decode_json
 
 
 class BodyStream:
     """The request body: at most Content-Length bytes of the socket, counted, so the rest can be drained."""
 
-    def __init__(self, raw: BinaryIO, length: int) -> None:
+    def __init__(self, raw: Readable, length: int) -> None:
         self.raw, self.remaining = raw, max(0, length)
 
     def read(self, n: int = -1) -> bytes:
@@ -50,7 +50,7 @@ class Request:
     method: str
     path: str
     query_string: str
-    headers: Any  # http.client.HTTPMessage (case-insensitive .get)
+    headers: Headers
     request_id: str
     rfile: BodyStream
     max_json_bytes: int

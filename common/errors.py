@@ -51,8 +51,9 @@ def error_fields(body: Any) -> tuple[str, str]:
     """(code, message) of an error body, flat or in the nested `{"error": {...}}` of older peers."""
     if not isinstance(body, dict):
         return "", ""
-    nested = body.get("error") if isinstance(body.get("error"), dict) else body
-    message = nested.get("message") or (body.get("error") if isinstance(body.get("error"), str) else "")
+    error = body.get("error")
+    nested = error if isinstance(error, dict) else body
+    message = nested.get("message") or (error if isinstance(error, str) else "")
     return str(nested.get("code") or ""), str(message or "")
 
 

@@ -14,9 +14,18 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from email.message import Message
-from typing import Any
+from typing import Any, Protocol
 
 from common.errors import ApiError, DomainError
+
+#: A request's headers: the server's `http.client.HTTPMessage` (whose `get` ignores case) or a plain mapping.
+Headers = Mapping[str, str] | Message
+
+
+class Readable(Protocol):
+    """A request body: the server's `rfile`, the gateway's counted `BodyStream`, a `BytesIO` in tests."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
@@ -88,16 +97,17 @@ class Response:
             return body.encode()
         if isinstance(body, (dict, list)):
             return json.dumps(body, ensure_ascii=False, default=str).encode("utf-8")
-        return body  # an iterable of bytes (a file being sent)
+        chunks: Iterable[bytes] = body  # an iterable of bytes (a file being sent)
+        return chunks
 
 
-def request_id(headers: Mapping[str, str] | Message) -> str:
+def request_id(headers: Headers) -> str:
     """The client's `X-Request-ID` when it is a sane token, else a new one (it is echoed and logged)."""
     given = headers.get("X-Request-ID", "") or ""
     return given if _REQUEST_ID.match(given) else uuid.uuid4().hex
 
 
-def check_bearer(headers: Mapping[str, str], token: str) -> None:
+def check_bearer(headers: Headers, token: str) -> None:
     """401 unless `Authorization: Bearer <token>` matches (compared in constant time); no token, no check."""
     if not token:
         return
@@ -107,7 +117,7 @@ def check_bearer(headers: Mapping[str, str], token: str) -> None:
                        {"WWW-Authenticate": 'Bearer realm="docent"'})
 
 
-def allowed_origin(headers: Mapping[str, str] | Message, origins: Iterable[str]) -> str | None:
+def allowed_origin(headers: Headers, origins: Iterable[str]) -> str | None:
     """The request's `Origin` when it is one of the configured origins (never `*`), else None."""
     origin = (headers.get("Origin") or "").rstrip("/")
     return origin if origin and origin in origins else None

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +61,18 @@ def client_gone(sock: socket.socket | None) -> bool:
         return True
 
 
+class Writable(Protocol):
+    """The connection's `wfile` (unbuffered: each frame leaves when written and flushed)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 class SSEStream:
     """Thread-safe writer of one event stream; `cancel` is set once the client is gone."""
 
-    def __init__(self, wfile: BinaryIO, sock: socket.socket | None, heartbeat_s: float = 15.0) -> None:
+    def __init__(self, wfile: Writable, sock: socket.socket | None, heartbeat_s: float = 15.0) -> None:
         self.wfile = wfile
         self.sock = sock
         self.heartbeat_s = heartbeat_s

@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     server = make_server(config)
     host, port = server.server_address[:2]
+    assert isinstance(host, str)  # getsockname() of an IP socket (the stub's type also admits bytes)
     print(json.dumps({"msg": "listening", "url": f"http://{host}:{port}", "gateway": config.gateway_url,
                       "rag_api": config.rag_url}), file=sys.stderr, flush=True)
     if not vendor_installed():

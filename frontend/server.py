@@ -13,6 +13,7 @@ import mimetypes
 import os
 import random
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -67,7 +68,7 @@ class FrontendConfig:
         return out
 
 
-def _url(env: dict[str, str] | os._Environ[str], name: str, default: str) -> str:
+def _url(env: Mapping[str, str], name: str, default: str) -> str:
     value = (env.get(name) or default).strip().rstrip("/")
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -75,7 +76,7 @@ def _url(env: dict[str, str] | os._Environ[str], name: str, default: str) -> str
     return value
 
 
-def load_config(host: str | None = None, port: int | None = None, env: dict[str, str] | None = None) -> FrontendConfig:
+def load_config(host: str | None = None, port: int | None = None, env: Mapping[str, str] | None = None) -> FrontendConfig:
     env = os.environ if env is None else env
     host = host or env.get("FRONTEND_HOST") or "127.0.0.1"
     if port is None:

@@ -129,7 +129,7 @@ def make_scanned_copy(source: Path, path: Path, dpi: int = 150, stamp: str | Non
 
     src = pymupdf.open(source)
     out = pymupdf.open()
-    for page in src:
+    for page in src:  # type: ignore[attr-defined]  # Document iterates through __getitem__, not in its types
         png = page.get_pixmap(dpi=dpi).tobytes("png")
         copy = out.new_page(width=page.rect.width, height=page.rect.height)
         copy.insert_image(copy.rect, stream=png)
@@ -150,10 +150,10 @@ def make_encrypted_pdf(path: Path, password: str = "secret") -> Path:
     page.insert_text((72, 72), "Confidential numbers inside", fontsize=12)
     doc.save(
         path,
-        encryption=pymupdf.PDF_ENCRYPT_AES_256,
+        encryption=pymupdf.PDF_ENCRYPT_AES_256,  # type: ignore[attr-defined]  # set at import, not declared
         owner_pw=password + "-owner",
         user_pw=password,
-        permissions=pymupdf.PDF_PERM_PRINT,
+        permissions=pymupdf.PDF_PERM_PRINT,  # type: ignore[attr-defined]  # set at import, not declared
     )
     doc.close()
     return path
@@ -222,7 +222,7 @@ def make_xlsx(path: Path) -> Path:
     import openpyxl
 
     book = openpyxl.Workbook()
-    first = book.active
+    first = book.worksheets[0]  # a new workbook's one (and active) sheet
     first.title = XLSX_SHEETS[0]
     first.append(["Item", "Amount"])
     first.append(["budget-cell", 1200])

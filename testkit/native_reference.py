@@ -174,7 +174,9 @@ def _trailing_markers_end(text: str, m: int) -> int | None:
     pos = m
     while (match := _MARKER.match(text, pos)) is not None and _marker_numbers(match.group()) is not None:
         end = match.end()
-        pos = _SPACE_NO_NEWLINE.match(text, end).end()
+        spaces = _SPACE_NO_NEWLINE.match(text, end)
+        assert spaces is not None  # `[^\S\n]*` matches the empty string
+        pos = spaces.end()
     if end is not None and (end == len(text) or text[end].isspace()):
         return end
     return None

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from testkit.native_reference import _QUOTE, STOP_WORDS, _fold, _markers
+from common.lexicon import STOP_WORDS
+from testkit.native_reference import _QUOTE, _fold, _markers
 from testkit.native_reference_numbers import (
     date_at,
     hex_literal,
@@ -92,10 +93,10 @@ def prepare(sentence: str) -> str:
         p[start:end] = " " * (end - start)
     line = 0
     while True:
-        j = run_end(p, line, lambda ch: ch != "\n" and ch.isspace())  # type: ignore[arg-type]
-        end = _list_marker_end("".join(p), j)
-        if end is not None:
-            p[j:end] = " " * (end - j)
+        j = run_end(p, line, lambda ch: ch != "\n" and ch.isspace())
+        marker_end = _list_marker_end("".join(p), j)
+        if marker_end is not None:
+            p[j:marker_end] = " " * (marker_end - j)
         try:
             line = p.index("\n", line) + 1
         except ValueError:

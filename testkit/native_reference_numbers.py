@@ -8,7 +8,7 @@ from the native side is easy to locate. Rules: ``native/docent_native.pyi``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from testkit.native_reference import _fold
 
@@ -31,7 +31,7 @@ def is_digit(ch: str) -> bool:
     return ch in "0123456789"
 
 
-def run_end(t: str, i: int, pred: Callable[[str], bool]) -> int:
+def run_end(t: Sequence[str], i: int, pred: Callable[[str], bool]) -> int:
     while i < len(t) and pred(t[i]):
         i += 1
     return i

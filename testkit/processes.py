@@ -113,7 +113,7 @@ def linked_services(data_dir: Path, gateway_env: dict[str, str] | None = None,
     """
     gw_port, rag_port = free_port(), free_port()
     gw = GatewayProcess(data_dir, port=gw_port, rag_url=f"http://127.0.0.1:{rag_port}", **(gateway_env or {}))
-    rag = RagApiProcess(data_dir, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", **rag_env)
+    rag = RagApiProcess(data_dir, rag_port, gateway_url=f"http://127.0.0.1:{gw_port}", log_dir=None, **rag_env)
     gw.start(wait_s=30)
     try:
         rag.start(wait_s=240)

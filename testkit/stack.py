@@ -14,6 +14,7 @@ import hashlib
 import os
 import signal
 import time
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ class Stack:
         self.gateway = GatewayProcess(self.data, port=self.gw_port, rag_url=f"http://127.0.0.1:{self.rag_port}",
                                       token=token, **(gateway_env or {}))
         self.rag = RagApiProcess(self.data, self.rag_port, gateway_url=f"http://127.0.0.1:{self.gw_port}",
-                                 token=token, **(rag_env or {}))
+                                 token=token, log_dir=None, **(rag_env or {}))
         self.gw: Client = self.gateway.client
         self.api: Client = self.rag.client
         self.seed = Seed()
@@ -143,7 +144,7 @@ class Stack:
         return out
 
 
-def changed(before: dict[str, Any], after: dict[str, Any], ignore: set[str] = frozenset()) -> list[str]:
+def changed(before: dict[str, Any], after: dict[str, Any], ignore: AbstractSet[str] = frozenset()) -> list[str]:
     """What existed before and differs now (new sessions or indexes a valid request created are fine).
 
     `ignore`: ids of scratch objects that the corpus's valid requests may change.

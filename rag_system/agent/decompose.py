@@ -108,7 +108,9 @@ def _compare_parts(query: str) -> list[str] | None:
             return None
         if not content_words(a) or not content_words(b):
             return None
-        about = (lambda side: f"What is the {aspect} of {side}?") if aspect else (lambda side: f"What is {side}?")
+        def about(side: str) -> str:
+            return f"What is the {aspect} of {side}?" if aspect else f"What is {side}?"
+
         return [query, about(a), about(b)]
     return None
 

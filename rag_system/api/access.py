@@ -15,13 +15,13 @@ from __future__ import annotations
 import hmac
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from common import grants
 from common.errors import ApiError
-from common.http import check_bearer
+from common.http import Headers, check_bearer
 from rag_system.api.grant_epochs import EpochCheck
 from rag_system.config import Settings
 
@@ -131,7 +131,7 @@ class Gate:
     def accounts(self) -> bool:
         return self.secret is not None
 
-    def caller(self, headers: Mapping[str, str]) -> Caller:
+    def caller(self, headers: Headers) -> Caller:
         keys = self._current()
         if keys.secret is None:
             check_bearer(headers, keys.token)
@@ -140,7 +140,8 @@ class Gate:
         given = given.strip()
         if scheme.lower() == "bearer" and grants.is_grant(given):
             claims = grants.verify(given, keys.secret)
-            read = claims.get("read") if isinstance(claims.get("read"), list) else []
+            read_claim = claims.get("read")
+            read = read_claim if isinstance(read_claim, list) else []
             session = claims.get("session") if isinstance(claims.get("session"), str) else None
             sub = str(claims.get("sub") or "")
             self.epochs.require_current(sub, claims.get("ep"))

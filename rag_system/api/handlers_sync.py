@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable, ParamSpec, TypeVar
+
 from common.errors import ApiError, bad_request
 from common.http import Response
 from common.options import normalise_keys
@@ -19,9 +21,13 @@ def _folder(request: Request) -> str:
     return folder
 
 
-def _call(fn, *args):  # type: ignore[no-untyped-def]
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except SyncError as exc:
         raise ApiError(exc.status, exc.code, str(exc)) from exc
 

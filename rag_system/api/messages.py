@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from common.http import Headers
 from common.jsonbody import decode_json
 from rag_system.api.access import SERVICE, Caller
 
@@ -20,7 +21,7 @@ class Request:
     path: str
     params: dict[str, str]
     query: dict[str, list[str]]
-    headers: Mapping[str, str]
+    headers: Headers
     body: bytes
     request_id: str
     service: Service

@@ -49,7 +49,7 @@ class Metrics:
         self._latency = Histogram("docent_rag_request_duration_seconds", "Request latency by route pattern.",
                                   ("route",), buckets=BUCKETS, registry=self.registry)
         self._callbacks = _Callbacks()
-        self.registry.register(self._callbacks)  # type: ignore[arg-type]
+        self.registry.register(self._callbacks)
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         self._requests.labels(route, method, str(status)).inc()

@@ -42,6 +42,7 @@ class ApiServer(JsonHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
+        assert isinstance(host, str)  # getsockname() of an IP socket (the stub's type also admits bytes)
         return f"http://{host}:{port}"
 
     def serve_in_thread(self) -> threading.Thread:

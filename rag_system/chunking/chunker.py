@@ -206,7 +206,7 @@ def _windows(units: Sequence[_Unit], prefix: str, prefix_tokens: int, options: C
         return tuple(_join(group, prefix) for group in groups), 0
     cutoff = options.window_at_topics
     extra = [_fill(units[i:], budget) for i in opens
-             if cutoff and units[i].cohesion is not None and units[i].cohesion < cutoff]
+             if cutoff and (cohesion := units[i].cohesion) is not None and cohesion < cutoff]
     return tuple(_join(group, prefix) for group in groups + extra), len(extra)
 
 

@@ -21,8 +21,8 @@ def chunk_file(doc: ConvertedDocument, file_id: str, count_tokens: TokenCounter,
                options: ChunkerOptions) -> tuple[list[Chunk], list[str]]:
     """The file's chunks and, per chunk, the id of the document it belongs to."""
     if not doc.pages_are_documents:
-        chunks = chunk_document(doc, file_id, count_tokens, options)
-        return chunks, [file_id] * len(chunks)
+        whole = chunk_document(doc, file_id, count_tokens, options)
+        return whole, [file_id] * len(whole)
     by_page: dict[int, list[Block]] = {}
     for block in doc.blocks:
         by_page.setdefault(block.page, []).append(block)

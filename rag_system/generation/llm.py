@@ -10,7 +10,7 @@ object holds only shared, read-only state (a loaded model, a base URL).
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +101,7 @@ class LLMBackend(abc.ABC):
 
     @abc.abstractmethod
     def stream(self, messages: list[Message], params: GenerationParams,
-               result: StreamResult) -> Iterator[str]:
+               result: StreamResult) -> Generator[str, None, None]:
         """Yield text pieces; set `result.completion` when done."""
 
     def prompt_rate(self) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 from common.errors import DomainError
@@ -55,7 +55,7 @@ class ExtractiveBackend(LLMBackend):
         return estimate_tokens(text)
 
     def stream(self, messages: list[Message], params: GenerationParams,
-               result: StreamResult) -> Iterator[str]:
+               result: StreamResult) -> Generator[str, None, None]:
         raise GenerationFailedError("the extractive backend does not generate text")
 
 

@@ -88,7 +88,7 @@ def _opposites(claim: Unit, unit: Unit) -> list[Finding]:
     return []
 
 
-def _prefixed(key: str, keys: frozenset[str]) -> set[str]:
+def _prefixed(key: str, keys: set[str] | frozenset[str]) -> set[str]:
     """The words of `keys` that are `key` with a negating prefix, or `key` without one."""
     if len(key) < 4 or not key.isalpha():
         return set()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docent_native
 
@@ -24,6 +24,9 @@ from rag_system.grounding.verifier import Source
 from rag_system.grounding.verifier import verify as verify_text
 from rag_system.retrieval.packer import EvidenceBlock
 
+if TYPE_CHECKING:
+    from docent_native import BadQuote, CitedSentence
+
 ATTRIBUTION_MIN_SUPPORT = 0.75
 #: Share of a sentence's content words a block must hold to be cited beside the block it cites.
 MIN_SUPPORT = 0.5
@@ -32,10 +35,10 @@ MIN_SUPPORT = 0.5
 @dataclass(frozen=True)
 class Validation:
     valid: bool
-    sentences: list[dict[str, Any]]  # the native split: {"start", "end", "citations"} per sentence
+    sentences: list[CitedSentence]  # the native split: {"start", "end", "citations"} per sentence
     unknown: list[int]
     uncited: list[int]
-    bad_quotes: list[dict[str, Any]]
+    bad_quotes: list[BadQuote]
     attributed: int = 0
     # The verifier's check of each sentence, in the order of `sentences` (empty when not verified).
     checks: tuple[SentenceCheck, ...] = ()
@@ -136,7 +139,7 @@ def check(answer: str, blocks: list[EvidenceBlock], verify: bool = True, questio
     return replace(report, valid=valid, checks=checks, no_quantity=no_quantity, other_quantity=other, echo=echo)
 
 
-def _unchecked(answer: str, s: dict[str, Any]) -> SentenceCheck:
+def _unchecked(answer: str, s: CitedSentence) -> SentenceCheck:
     return SentenceCheck(answer[s["start"]:s["end"]], s["start"], s["end"], tuple(s["citations"]), SUPPORTED,
                          checked=False)
 
@@ -160,7 +163,7 @@ def only_restates(question: str, sentence: str) -> bool:
 RESTATED_MIN_SUPPORT = 0.75
 
 
-def echoes(question: str, answer: str, sentences: list[dict[str, Any]], blocks: dict[int, EvidenceBlock]) -> bool:
+def echoes(question: str, answer: str, sentences: list[CitedSentence], blocks: dict[int, EvidenceBlock]) -> bool:
     """The answer hands the question back instead of answering it.
 
     Asked "what / which / how", the 1.5B model sometimes restates the question

@@ -82,8 +82,8 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     # restates ("an implementation which does not include a particular option ... another which
     # does include the option": each relative clause has the other's words).
     tied = [s[3] for s in scored if s[0] >= scored[0][0] - TIE]
-    readings = [_read(claim, unit, units, context, asked, sentence_keys) for unit in tied]
-    return min(readings, key=lambda a: (not _speaks_of(claim, a.unit), len(a.findings), tied.index(a.unit)))
+    readings = [(_read(claim, unit, units, context, asked, sentence_keys), rank) for rank, unit in enumerate(tied)]
+    return min(readings, key=lambda r: (not _speaks_of(claim, r[0].unit), len(r[0].findings), r[1]))[0]
 
 
 def _speaks_of(claim: Unit, unit: Unit | None) -> bool:

@@ -96,10 +96,10 @@ def _items(sentence: str, numbers: frozenset[tuple[int, int | None]]) -> set[int
     cuts = set()
     for at, major, minor in found:
         if minor is not None:
-            sequence = {(major, minor - 1), (major, minor + 1), (major, None)} & numbers
+            continues = bool({(major, minor - 1), (major, minor + 1), (major, None)} & numbers)
         else:
-            sequence = {(major - 1, None), (major + 1, None), (major, 1)} & numbers or \
+            continues = bool({(major - 1, None), (major + 1, None), (major, 1)} & numbers) or \
                 any(a == major - 1 and b is not None for a, b in numbers)
-        if sequence and at > 0 and not _in_brackets(sentence, at):
+        if continues and at > 0 and not _in_brackets(sentence, at):
             cuts.add(at)
     return cuts

@@ -80,7 +80,7 @@ NEGATORS = frozenset("not n't no never none nothing neither nor nobody without c
 NEGATING_HEADS = frozenset("fail unable refuse cease decline neglect".split())
 
 #: Pairs whose members contradict each other; each side's roots (`roots.root`) are listed.
-ANTONYMS: tuple[tuple[str, str], ...] = tuple(tuple(p.split("/")) for p in """
+ANTONYMS: tuple[tuple[str, str], ...] = tuple((a, b) for a, b in (p.split("/") for p in """
 enable/disable enabled/disabled allow/forbid allow/prohibit allow/prevent permit/forbid permit/prohibit
 accept/reject include/exclude inclusive/exclusive before/after earlier/later early/late first/last
 increase/decrease increase/reduce raise/lower maximum/minimum max/min more/less more/fewer higher/lower
@@ -97,7 +97,7 @@ active/inactive visible/hidden present/absent old/new oldest/newest older/newer 
 inside/outside within/outside permanent/temporary permanently/temporarily always/never all/none
 with/without fast/slow quick/slow cheap/expensive easy/hard easy/difficult safe/unsafe strong/weak
 good/bad better/worse best/worst survive/lose persist/lose
-""".split())
+""".split()))
 
 #: Words of the same meaning in the documents people ask about, as written; compared by root
 #: (`roots.root`), so one form of each word is enough.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TypedDict
 
 #: ISO code -> the stemmer/stop-word language of LanceDB's analyzer (None: no stemmer for it).
 ANALYZER_LANGUAGES: dict[str, str | None] = {
@@ -74,7 +75,22 @@ def detect_language(texts: Iterable[str] | str) -> str:
     return best if hits >= 3 else "en"
 
 
-def analyzer(language: str, *, stem: bool, remove_stop_words: bool) -> dict[str, object]:
+class Analyzer(TypedDict):
+    """How a full-text index splits and normalises words (LanceDB's `FTS` arguments of that name)."""
+
+    base_tokenizer: str
+    language: str
+    stem: bool
+    remove_stop_words: bool
+
+
+class FtsConfig(Analyzer):
+    """A full-text index's configuration, as `FTS(**config)` takes it and `index_details` reports it."""
+
+    ascii_folding: bool
+
+
+def analyzer(language: str, *, stem: bool, remove_stop_words: bool) -> Analyzer:
     """LanceDB FTS options for a language: its stemmer and stop words, or the ICU word segmenter for CJK.
 
     A language without a stemmer (Indonesian) keeps its words as they are,
@@ -88,14 +104,14 @@ def analyzer(language: str, *, stem: bool, remove_stop_words: bool) -> dict[str,
     return {"base_tokenizer": "simple", "language": name, "stem": stem, "remove_stop_words": remove_stop_words}
 
 
-def fts_options(settings: object, sample: Iterable[str]) -> dict[str, object]:
+def fts_options(settings: object, sample: Iterable[str]) -> FtsConfig:
     """The full-text options of a build: `FTS_STEM`/`FTS_REMOVE_STOP_WORDS`/`FTS_ASCII_FOLDING`, with
     the analyzer of `FTS_LANGUAGE` (or of the language detected in `sample` when it is `auto`)."""
     chosen = getattr(settings, "fts_language", "auto")
     language = detect_language(list(sample)) if chosen == "auto" else chosen
     options = analyzer(language, stem=bool(getattr(settings, "fts_stem", True)),
                        remove_stop_words=bool(getattr(settings, "fts_remove_stop_words", True)))
-    return {**options, "ascii_folding": bool(getattr(settings, "fts_ascii_folding", True))}
+    return FtsConfig(**options, ascii_folding=bool(getattr(settings, "fts_ascii_folding", True)))
 
 
 def all_function_words() -> frozenset[str]:

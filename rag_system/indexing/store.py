@@ -27,6 +27,7 @@ from rag_system.indexing import scalar
 # sql_string, sql_in and documents_where are also read from here by the rest of the product
 from rag_system.indexing.sql import documents_where, sql_in, sql_string  # noqa: F401
 from rag_system.indexing.embedder import EmbedderIdentity
+from rag_system.indexing.languages import FtsConfig
 from rag_system.indexing.window_vectors import VECTORS_SUFFIX, WindowVectorTable, multivector_column
 from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,
                                          replace_rows)
@@ -349,9 +350,9 @@ class ChunkTable:
     def fts_current(self, *, stem: bool, remove_stop_words: bool, ascii_folding: bool,
                     language: str = "English", base_tokenizer: str = "simple") -> bool:
         """Whether every full-text index exists as configured and covers every row (nothing to refresh)."""
-        wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding,
-                  "language": language, "base_tokenizer": base_tokenizer}
-        chunk_fts = {"text": wanted} if self.windows is None else {}
+        wanted = FtsConfig(stem=stem, remove_stop_words=remove_stop_words, ascii_folding=ascii_folding,
+                           language=language, base_tokenizer=base_tokenizer)
+        chunk_fts: dict[str, FtsConfig] = {"text": wanted} if self.windows is None else {}
         if not fts_indexes_current(self.table, chunk_fts) or scalar.missing(self.table, scalar.CHUNK_INDEXES):
             return False
         if self.windows is not None and scalar.missing(self.windows.table, scalar.WINDOW_INDEXES):
@@ -370,8 +371,8 @@ class ChunkTable:
         nothing searches it, and at a million chunks it was a third of the full-text build time."""
         from lancedb.index import FTS
 
-        wanted = {"stem": stem, "remove_stop_words": remove_stop_words, "ascii_folding": ascii_folding,
-                  "language": language, "base_tokenizer": base_tokenizer}
+        wanted = FtsConfig(stem=stem, remove_stop_words=remove_stop_words, ascii_folding=ascii_folding,
+                           language=language, base_tokenizer=base_tokenizer)
         current = next((i for i in self.table.list_indices() if i.index_type == "FTS"), None)
         details = dict(getattr(current, "index_details", None) or {}) if current else {}
         if self.windows is None and (current is None or any(details.get(k) != v for k, v in wanted.items())):

@@ -18,7 +18,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-Trigger = Callable[[str, str], None]  # (index, reason: "watch" | "rescan")
+Trigger = Callable[[str, str], object]  # (index, reason: "watch" | "rescan"); what it returns is not used
 TICK_S = 0.25
 
 

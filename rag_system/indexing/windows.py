@@ -18,12 +18,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from rag_system.chunking.chunker import Chunk
 from rag_system.indexing.connection import compact
+from rag_system.indexing.languages import FtsConfig
+
+if TYPE_CHECKING:
+    from lancedb.query import MatchQuery
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +118,10 @@ class WindowTable:
         indexed = {tuple(i.columns) for i in self.table.list_indices() if i.index_type == "FTS"}
         return {(TEXT_COLUMN,), (EXACT_COLUMN,)} <= indexed
 
-    def fts_current(self, wanted: dict[str, bool]) -> bool:
+    def fts_current(self, wanted: FtsConfig) -> bool:
         return fts_indexes_current(self.table, {TEXT_COLUMN: wanted, EXACT_COLUMN: _exact(wanted)})
 
-    def refresh_fts(self, wanted: dict[str, bool], keep_versions_s: float = 3600.0) -> None:
+    def refresh_fts(self, wanted: FtsConfig, keep_versions_s: float = 3600.0) -> None:
         """`text` gets the configured analyzer; `text_exact` the same without stemming
         or stop-word removal (measured: the two together beat either, Documentation/evaluation.md)."""
         from lancedb.index import FTS
@@ -135,9 +139,7 @@ class WindowTable:
     def search_chunks(self, terms: str, where: str | None, limit: int,
                       column: str = TEXT_COLUMN) -> list[tuple[str, float]]:
         """Chunk ids ranked by their best window's BM25 score, best first, at most `limit`."""
-        from lancedb.query import MatchQuery
-
-        builder = self.table.search(MatchQuery(terms, column), query_type="fts")
+        builder = self.table.search(match_query(terms, column), query_type="fts")
         if where:
             builder = builder.where(where, prefilter=True)
         hits = builder.select(["chunk_id", "_score"]).limit(limit * OVERFETCH).to_arrow()
@@ -155,12 +157,21 @@ def best_per_chunk(hits: pa.Table, column: str, limit: int) -> list[tuple[str, f
     return list(best.items())
 
 
-def _exact(wanted: dict[str, bool]) -> dict[str, bool]:
+def match_query(terms: str, column: str) -> MatchQuery:
+    """LanceDB's full-text query of `terms` on `column` with its defaults (any term, no fuzziness)."""
+    from lancedb.query import MatchQuery
+
+    # The other fields default through `pydantic.Field(default, kw_only=True)`, which mypy's
+    # dataclass_transform support does not read as a default.
+    return MatchQuery(terms, column)  # type: ignore[call-arg]
+
+
+def _exact(wanted: FtsConfig) -> FtsConfig:
     """The exact-words analyzer: the configured one without stemming or stop-word removal."""
     return {**wanted, "stem": False, "remove_stop_words": False}
 
 
-def fts_indexes_current(table: Any, wanted: dict[str, dict[str, bool]]) -> bool:
+def fts_indexes_current(table: Any, wanted: dict[str, FtsConfig]) -> bool:
     """Whether `table` has a full-text index per column of `wanted`, with that config and no unindexed rows."""
     found = {tuple(i.columns): i for i in table.list_indices() if i.index_type == "FTS"}
     for column, config in wanted.items():

@@ -64,7 +64,7 @@ def _messages(path: Path, file_type: str, settings: Settings) -> Iterator[EmailM
     if file_type == "eml":
         with path.open("rb") as handle:
             message = parse.parse(handle)
-        yield message  # type: ignore[misc]
+        yield message
         return
     box = mailbox.mbox(str(path), factory=None, create=False)
     try:
@@ -72,7 +72,7 @@ def _messages(path: Path, file_type: str, settings: Settings) -> Iterator[EmailM
             if count > settings.max_pages:
                 raise ConversionError(path, f"too many messages (over {settings.max_pages}; the limit is set by "
                                             "DOCENT_MAX_PAGES)")
-            yield parse.parsebytes(box.get_bytes(key))  # type: ignore[misc]
+            yield parse.parsebytes(box.get_bytes(key))
     finally:
         box.close()
 
@@ -105,7 +105,7 @@ class _Message:
                 self._attachment(part, index, page, level)
 
     def _body(self, message: Message, page: int) -> None:
-        body = message.get_body(("plain", "html")) if isinstance(message, EmailMessage) else None
+        body: Message | None = message.get_body(("plain", "html")) if isinstance(message, EmailMessage) else None
         if body is None and not message.is_multipart() and message.get_content_maintype() == "text":
             body = message
         if body is None:

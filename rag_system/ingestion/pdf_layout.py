@@ -67,7 +67,7 @@ def extract_lines(page: Any) -> list[Line]:
             bold = all(_is_bold(s) for s in visible)
             mono = all(_is_mono(s) for s in visible)
             out.append(Line(text=text, size=size, bold=bold, mono=mono,
-                            bbox=tuple(raw.get("bbox", block.get("bbox"))),  # type: ignore[arg-type]
+                            bbox=tuple(raw.get("bbox", block.get("bbox"))),
                             block_no=block_no, first_in_block=first))
             first = False
     return out

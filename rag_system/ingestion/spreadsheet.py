@@ -14,7 +14,7 @@ import io
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder
@@ -87,11 +87,13 @@ def _xlsx_grid(sheet: Any) -> Grid:
 def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
     """A legacy binary workbook (Excel 97-2003) through xlrd, which reads it without Office."""
     import xlrd
+    from xlrd.biffh import XLRDError  # also xlrd.XLRDError, which types-xlrd does not list
+    from xlrd.compdoc import CompDocError
 
     notes = io.StringIO()  # xlrd writes its warnings to a "logfile", stdout by default
     try:
         book = xlrd.open_workbook(str(path), formatting_info=False, on_demand=True, logfile=notes)
-    except (xlrd.XLRDError, xlrd.compdoc.CompDocError, OSError, ValueError, AssertionError, IndexError) as exc:
+    except (XLRDError, CompDocError, OSError, ValueError, AssertionError, IndexError) as exc:
         raise ConversionError(path, f"damaged or unreadable XLS ({exc}); open it and save it as .xlsx") from exc
     try:
         check_sheets(path, book.nsheets, settings)
@@ -114,7 +116,7 @@ def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
             logger.debug("xlrd on %s: %s", path.name, notes.getvalue().strip())
 
 
-def _xls_cell(cell: Any, datemode: int) -> str:
+def _xls_cell(cell: Any, datemode: Literal[0, 1]) -> str:
     import xlrd
 
     if cell.ctype == xlrd.XL_CELL_DATE:

@@ -88,14 +88,17 @@ class Verification(BaseModel):
     sentences: list[CheckedSentence]
 
 
-CredentialOf = Callable[[Context], str]
+#: What FastMCP passes the tools that declare it (it finds the parameter by this annotation); the session,
+#: lifespan and request types are FastMCP's own and unused here.
+ToolContext = Context[Any, Any, Any]
+CredentialOf = Callable[[ToolContext], str]
 
 
 def build_server(rag_url: str, gateway_url: str, credential: CredentialOf, **settings: Any) -> FastMCP:
     """The FastMCP app; `credential(ctx)` is the token a call runs with; `settings` go to FastMCP (HTTP)."""
     mcp = FastMCP("docent", instructions=INSTRUCTIONS, **settings)
 
-    async def call(ctx: Context, work: Callable[[Docent], Any]) -> Any:
+    async def call(ctx: ToolContext, work: Callable[[Docent], Any]) -> Any:
         docent = Docent(rag_url, gateway_url, credential(ctx))
         try:
             return await anyio.to_thread.run_sync(work, docent)
@@ -103,13 +106,13 @@ def build_server(rag_url: str, gateway_url: str, credential: CredentialOf, **set
             raise ToolError(str(exc)) from exc
 
     @mcp.tool(description="The document indexes you may search, with their names, ids and sizes.")
-    async def list_indexes(ctx: Context) -> IndexList:
+    async def list_indexes(ctx: ToolContext) -> IndexList:
         found = await call(ctx, lambda d: d.list_indexes())
         return IndexList(indexes=[IndexInfo(**i) for i in found])
 
     @mcp.tool(description="Search one index for passages relevant to a query, best first; each passage "
                           "names its document, pages and chunk id.")
-    async def search(ctx: Context, query: Annotated[str, Field(min_length=1, max_length=8000)],
+    async def search(ctx: ToolContext, query: Annotated[str, Field(min_length=1, max_length=8000)],
                      index: Annotated[str, Field(min_length=1, description="an index name or id")],
                      k: Annotated[int, Field(ge=1, le=MAX_K, description="passages to return")] = 8,
                      ) -> Annotated[CallToolResult, SearchResult]:
@@ -123,7 +126,7 @@ def build_server(rag_url: str, gateway_url: str, credential: CredentialOf, **set
 
     @mcp.tool(description="Answer a question from one index. Every sentence cites [n] a passage whose pages are "
                           "listed; citations are checked, and a question the documents do not cover is refused.")
-    async def ask(ctx: Context, question: Annotated[str, Field(min_length=1, max_length=8000)],
+    async def ask(ctx: ToolContext, question: Annotated[str, Field(min_length=1, max_length=8000)],
                   index: Annotated[str, Field(min_length=1, description="an index name or id")],
                   ) -> Annotated[CallToolResult, Answer]:
         found = await call(ctx, lambda d: d.ask(question, index))
@@ -138,7 +141,7 @@ def build_server(rag_url: str, gateway_url: str, credential: CredentialOf, **set
     @mcp.tool(description="Check any text (a draft, a memo, another assistant's answer) against one index: each "
                           "sentence is marked supported, contradicted or unsupported by what the documents say, "
                           "with the reasons in plain words and the evidence (document, page).")
-    async def verify(ctx: Context, text: Annotated[str, Field(min_length=1, max_length=20000)],
+    async def verify(ctx: ToolContext, text: Annotated[str, Field(min_length=1, max_length=20000)],
                      index: Annotated[str, Field(min_length=1, description="an index name or id")],
                      question: Annotated[str, Field(max_length=8000, description="what the text answers")] = "",
                      ) -> Annotated[CallToolResult, Verification]:

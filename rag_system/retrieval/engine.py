@@ -71,7 +71,7 @@ class RetrievalEngine:
     def options(self, **overrides: Any) -> RetrievalOptions:
         """Request options: the settings' defaults plus this request's overrides."""
         s = self.settings
-        base = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
+        base: dict[str, Any] = {"mode": s.retrieval_mode, "k": s.retrieval_k, "fusion": s.fusion, "rrf_k": s.rrf_k,
                 "fts_weight": s.fts_weight, "vector_weight": s.vector_weight, "fts_exact": s.fts_exact,
                 "query_focus": s.query_focus, "rerank": s.rerank, "rerank_depth": s.rerank_depth,
                 "rerank_blend": s.rerank_blend,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Literal
 
 import docent_native
 
@@ -176,7 +176,7 @@ def _fuse(table: ChunkTable, fts_lists: list[legs.Ranking], vec_lists: list[legs
         fused = docent_native.rrf_fuse(rankings, options.rrf_k, weights, options.k)
     else:
         scores = [ranking.scores for ranking in (*fts_lists, *vec_lists)]
-        floor = "mean" if options.fusion == "meanmax" else "min"
+        floor: Literal["min", "mean"] = "mean" if options.fusion == "meanmax" else "min"
         fused = docent_native.score_fuse(rankings, scores, weights, options.k, floor=floor)
     rows = {row["chunk_id"]: row for row in legs.rows_by_id(table, [chunk_id for chunk_id, _ in fused], COLUMNS)}
     fts_first, vec_first = _positions(fts_lists), _positions(vec_lists)

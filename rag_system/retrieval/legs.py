@@ -96,15 +96,13 @@ async def fts_leg(table: ChunkTable, terms: str, where: str | None, limit: int, 
     is a synchronous LanceDB call, which on LanceDB's own loop would wait for
     that loop forever.
     """
-    from lancedb.query import MatchQuery
-
     if table.windows is not None:
         source = handle(table.windows.table)
-        query = source.query().nearest_to_text(MatchQuery(terms, column))
+        query = source.query().nearest_to_text(windows.match_query(terms, column))
         wanted = limit * windows.OVERFETCH
     else:
         source, maps = handle(table.table), None  # an older layout: chunk rows, no maps
-        query = source.query().nearest_to_text(MatchQuery(terms, "text"))
+        query = source.query().nearest_to_text(windows.match_query(terms, "text"))
         wanted = limit
     if where:
         query = query.where(where)
@@ -150,7 +148,7 @@ async def _ranked(query: Any, source: Any, maps: RowMaps | None, column: str, li
     """
     t0 = time.perf_counter()
     runs = maps.current(source.name) if maps is not None else None
-    if runs is None:
+    if maps is None or runs is None:
         if maps is not None:
             maps.request(source.name, source)
         hits = await query.select(["chunk_id", column]).to_arrow()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from rag_system.indexing.store import ChunkTable
-from rag_system.indexing.windows import TEXT_COLUMN
+from rag_system.indexing.windows import TEXT_COLUMN, match_query
 from rag_system.retrieval.fts_query import sanitize_fts_query
 
 
@@ -29,17 +29,15 @@ def mentions(table: ChunkTable, word: str) -> bool:
     apart are in a manual for the Atlas-7 with an 8-week schedule. So is a
     snake_case identifier ("ALLOWED_HOSTS", not "allowed hosts").
     """
-    from lancedb.query import MatchQuery
-
     terms = sanitize_fts_query(word)
     if not terms:
         return True
     compound = len(terms.split()) > 1 or "_" in word
     if table.windows is not None:
-        search = table.windows.table.search(MatchQuery(terms, TEXT_COLUMN), query_type="fts")
+        search = table.windows.table.search(match_query(terms, TEXT_COLUMN), query_type="fts")
         column = TEXT_COLUMN
     else:
-        search = table.table.search(MatchQuery(terms, "text"), query_type="fts")
+        search = table.table.search(match_query(terms, "text"), query_type="fts")
         column = "text"
     if not compound:
         return bool(search.select(["chunk_id", "_score"]).limit(1).to_list())

@@ -76,11 +76,11 @@ def merged_citations(parts: list[Part]) -> list[dict[str, Any]]:
 
 
 def overall_validation(parts: list[Part]) -> dict[str, Any]:
-    checked_parts = [p for p in parts if p.validation is not None]
-    return {"valid": all(p.validation["valid"] for p in checked_parts), "parts": len(parts),
-            "checked": len(checked_parts), "not_stated": sum(1 for p in parts if p.source == "not_stated"),
+    checked = [(p.key, p.validation) for p in parts if p.validation is not None]
+    return {"valid": all(v["valid"] for _, v in checked), "parts": len(parts),
+            "checked": len(checked), "not_stated": sum(1 for p in parts if p.source == "not_stated"),
             "replaced": sum(1 for p in parts if p.note and p.source != "llm"),
-            "invalid": [p.key for p in checked_parts if not p.validation["valid"]]}
+            "invalid": [key for key, v in checked if not v["valid"]]}
 
 
 def answer_source(parts: list[Part]) -> str:

@@ -35,7 +35,7 @@ class FaultResult:
     name: str
     checks: list[tuple[str, bool, str]] = field(default_factory=list)  # (what, held, detail)
 
-    def check(self, what: str, held: bool, detail: Any = "") -> bool:
+    def check(self, what: str, held: object, detail: Any = "") -> bool:
         self.checks.append((what, bool(held), str(detail)[:400]))
         return bool(held)
 
@@ -82,6 +82,7 @@ def rag_killed_during_build(root: Path, files: int = 16) -> FaultResult:
         result.check("upload", up.status == 200, up.status)
         job_id = gw.post(f"/indexes/{iid}/build").json["job_id"]
         done_before: set[str] = set()
+        job: dict[str, Any] = {"state": "never polled"}
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             job = stack.api.get(f"/index/jobs/{job_id}").json

@@ -18,6 +18,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from testkit.client import Client
 from testkit.processes import GatewayProcess
@@ -112,7 +113,7 @@ def disk_full(root: Path, size: str = "24m") -> FaultResult:
     return result
 
 
-def _follow(stack: Stack, job_id: str, timeout_s: float = 300) -> dict:
+def _follow(stack: Stack, job_id: str, timeout_s: float = 300) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         job = stack.api.get(f"/index/jobs/{job_id}").json

@@ -112,9 +112,9 @@ def run_hostile(stack: Stack, work: Path) -> HostileResult:
     if job["state"] != "done":
         result.problems.append(f"build: ended {job['state']}: {job.get('error')}")
     files = {f["path"]: f for f in job.get("files") or []}
-    for path, name in stored.items():
+    for stored_path, name in stored.items():
         outcome = result.outcomes[name]
-        entry = next((f for p, f in files.items() if Path(p).name == Path(path).name), None)
+        entry = next((f for p, f in files.items() if Path(p).name == Path(stored_path).name), None)
         outcome["state"] = entry["state"] if entry else "missing"
         outcome["reason"] = entry.get("error") if entry else None
         got = "failed" if outcome["state"] == "failed" else "indexed" if outcome["state"] == "done" else "other"

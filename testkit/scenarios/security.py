@@ -43,7 +43,7 @@ def run_security(stack: Stack) -> SecurityResult:
     result = SecurityResult()
     ports = {"gateway": stack.gw_port, "rag": stack.rag_port}
     params = valid_params(stack.seed, scratch=True)
-    bad_auth = ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": f"Basic {stack.token}"},
+    bad_auth: tuple[dict[str, str], ...] = ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": f"Basic {stack.token}"},
                 {"Authorization": f"Bearer {stack.token}x"}, {"Authorization": "Bearer "})
     for service, method, pattern in routes():
         path = fill_path(pattern, params)

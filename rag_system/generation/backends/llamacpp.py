@@ -11,7 +11,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +119,7 @@ class LlamaCppBackend(LLMBackend):
 
     # -- generation --------------------------------------------------------
     def stream(self, messages: list[Message], params: GenerationParams,
-               result: StreamResult) -> Iterator[str]:
+               result: StreamResult) -> Generator[str, None, None]:
         llm = self._model()
         prompt = self.check_fits(messages, params)
         with self._run_lock:

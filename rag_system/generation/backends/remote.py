@@ -13,7 +13,7 @@ import json
 import logging
 import urllib.error
 import urllib.request
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable
 from typing import Any
 
 from rag_system.generation.llm import (
@@ -101,7 +101,7 @@ class OllamaBackend(_HttpBackend):
         return BackendStatus(self.name, True, self.model, self.host, self.context_tokens)
 
     def stream(self, messages: list[Message], params: GenerationParams,
-               result: StreamResult) -> Iterator[str]:
+               result: StreamResult) -> Generator[str, None, None]:
         prompt = self.check_fits(messages, params)
         model = params.model or self.model
         body = {"model": model, "messages": [m.to_json() for m in messages], "stream": True,
@@ -151,7 +151,7 @@ class OpenAIBackend(_HttpBackend):
         return BackendStatus(self.name, True, model, self.base_url, self.context_tokens)
 
     def stream(self, messages: list[Message], params: GenerationParams,
-               result: StreamResult) -> Iterator[str]:
+               result: StreamResult) -> Generator[str, None, None]:
         prompt = self.check_fits(messages, params)
         model = params.model or self.model or self.status().model
         body = {"model": model, "messages": [m.to_json() for m in messages], "stream": True,
