@@ -26,7 +26,8 @@ from rag_system.api.sync_service import SyncService
 from rag_system.config import Settings
 from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
-from rag_system.indexing.embedder import Embedder, shared_embedder
+from rag_system.indexing.embedder import Embedder
+from rag_system.indexing.embedders import shared_embedder
 from rag_system.indexing.snapshot import StoreSnapshots
 from rag_system.indexing.store import ChunkTable, list_indexes, open_store
 from rag_system.retrieval.engine import RetrievalEngine
