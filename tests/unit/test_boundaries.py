@@ -83,7 +83,7 @@ PRODUCT = ("common", "backend", "rag_system", "launcher", "frontend")
 def _running_statements(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
     """The import statements that can run, at any depth: not those under `if TYPE_CHECKING:`."""
     for node in body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             yield from _running_statements(node.orelse)
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
