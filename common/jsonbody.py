@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from common.errors import ApiError
+
 
 class JsonBodyError(ValueError):
     """The body is not strict JSON; the message says why (for a 400)."""
@@ -43,8 +45,6 @@ def parse_json_body(raw: bytes) -> Any:
 
 def decode_json(raw: bytes) -> Any:
     """The body as strict JSON, or a 400 `invalid_json` that says what is wrong with it."""
-    from common.errors import ApiError
-
     try:
         return parse_json_body(raw)
     except JsonBodyError as exc:

@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     from rag_system.config import load_settings
-    from rag_system.indexing.embedder import shared_embedder
+    from rag_system.indexing.embedders import shared_embedder
 
     overrides = _overrides(args.set)
     settings = load_settings().with_overrides(data_dir=str(args.cache_dir), **overrides)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from common.logs import JsonFormatter
 from launcher import control, health, pidfile
 from launcher.logs import file_logger, follow
 from launcher.services import ServiceSpec, build_specs, frontend_available, resolve_port
@@ -53,8 +54,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _launcher_logging(log_dir: Path) -> None:
-    from common.logs import JsonFormatter
-
     logger = file_logger("launcher", log_dir)
     for handler in logger.handlers:
         handler.setFormatter(JsonFormatter())

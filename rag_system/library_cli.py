@@ -52,7 +52,7 @@ def _embedders(args: argparse.Namespace, settings: Any) -> int:
 
 def _sync(args: argparse.Namespace, settings: Any) -> int:
     """Record the folders as the index's bound folders, sync once, and with --watch on every change."""
-    from rag_system.indexing.embedder import EmbedderLoadError
+    from rag_system.indexing.embedder_base import EmbedderLoadError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError, open_store, validate_index_name
     from rag_system.indexing.sync import sync_index
     from rag_system.indexing.sync_state import SyncStore

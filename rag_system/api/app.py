@@ -26,7 +26,9 @@ from rag_system.api.sync_service import SyncService
 from rag_system.config import Settings
 from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
-from rag_system.indexing.embedder import Embedder, shared_embedder
+from rag_system.grounding.parser import ParserUnavailable, parser
+from rag_system.indexing.embedder import Embedder
+from rag_system.indexing.embedders import shared_embedder
 from rag_system.indexing.snapshot import StoreSnapshots
 from rag_system.indexing.store import ChunkTable, list_indexes, open_store
 from rag_system.retrieval.engine import RetrievalEngine
@@ -39,8 +41,6 @@ INDEX_SIZES_TTL_S = 15.0
 def _preload_parser() -> None:
     """Load the verifier's English parser now, so the first `/verify` (and the first checked answer)
     does not wait for spaCy; a failure is reported again, with its remedy, by the request that needs it."""
-    from rag_system.grounding.parser import ParserUnavailable, parser
-
     try:
         parser()
     except (ParserUnavailable, ImportError, OSError, ValueError) as exc:

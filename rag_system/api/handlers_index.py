@@ -13,6 +13,8 @@ from rag_system.api.messages import Request, Stream
 from rag_system.api.options import index_name, parse_index
 from rag_system.api.paths import checked_paths
 from rag_system.config import Settings
+from rag_system.indexing.embedder_choice import recorded_embedder
+from rag_system.indexing.embedders import CHOICES, name_for_model
 
 #: How long `DELETE /indexes/<name>` waits for the writer before answering 202.
 DELETE_WAIT_S = 120.0
@@ -49,15 +51,11 @@ def start_job(request: Request) -> Response:
 
 def embedder_for_model(value: str, settings: Settings) -> str | None:
     """localGPT's `embedding_model` (a model id, or one of our embedder names) as a registered embedder name."""
-    from rag_system.indexing.embedders import CHOICES, name_for_model
-
     return value if value in CHOICES else name_for_model(value, settings)
 
 
 def check_embedder(request: Request, index: str, wanted: str | None) -> None:
     """409 before queueing when an existing index was built with another embedder than the one asked for."""
-    from rag_system.indexing.embedders import recorded_embedder
-
     if wanted is None or wanted == "auto":
         return
     own = recorded_embedder(request.service.db, index, request.service.settings)

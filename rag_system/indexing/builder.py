@@ -29,7 +29,7 @@ from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.build_stages import EMBED_GROUP_CHUNKS, Ahead, Behind, short_switch_interval
 from rag_system.indexing.e5 import E5Embedder
 from rag_system.indexing.embedder import Embedder
-from rag_system.indexing.embedders import choose_embedder
+from rag_system.indexing.embedder_choice import choose_embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
 from rag_system.indexing.group_writer import PROGRESS_BATCH, GroupWriter, shared_elsewhere
 from rag_system.indexing.languages import fts_options

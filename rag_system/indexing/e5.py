@@ -17,8 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag_system.indexing.embedder import EmbedderIdentity, EmbedderLoadError
-from rag_system.indexing.embedder_base import EmbedderBase
+from rag_system.indexing.embedder_base import EmbedderBase, EmbedderIdentity, EmbedderLoadError
 
 log = logging.getLogger(__name__)
 

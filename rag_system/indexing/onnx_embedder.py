@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_system.indexing.embedder import EmbedderIdentity, EmbedderLoadError
-from rag_system.indexing.embedder_base import EmbedderBase, RecentVectors
+from rag_system.indexing.embedder_base import EmbedderBase, EmbedderIdentity, EmbedderLoadError, RecentVectors
 from rag_system.indexing.model_files import BGE_FP32, BGE_INT8, ModelFilesMissingError, model_folder, models_root
 
 log = logging.getLogger(__name__)

@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 from rag_system.chunking.chunker import Chunk
 from rag_system.chunking.window_spans import texts_of
 from rag_system.indexing.build_progress import BuildProgress
+from rag_system.indexing.connection import open_store
 from rag_system.indexing.group_writer import PROGRESS_BATCH, chunk_vectors
 from rag_system.indexing.languages import fts_options
 from rag_system.indexing.events import BuildEvent, EventSink, ignore_event
@@ -93,8 +94,6 @@ def reembed_index(index: str, settings: Any, embedder: Any, on_event: EventSink 
                   stop_after: int | None = None) -> ReembedSummary:
     """Re-embed `index` with `embedder` (see the module docstring); with `stop_after`, return after staging
     that many documents, without switching (what an interrupted run leaves, for tests)."""
-    from rag_system.indexing.connection import open_store
-
     started = time.perf_counter()
     validate_index_name(index)
     on_event = BuildProgress().sink(on_event)

@@ -83,7 +83,7 @@ def _route(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
     if file_type in ("eml", "mbox"):
         from rag_system.ingestion.mail import convert_mail
 
-        return convert_mail(path, settings, file_type)
+        return convert_mail(path, settings, file_type, convert)  # attachments come back here
     from rag_system.ingestion.office import convert_office
 
     return convert_office(path, settings, file_type)

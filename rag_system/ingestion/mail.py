@@ -18,7 +18,7 @@ import logging
 import mailbox
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from email import policy
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
@@ -26,6 +26,7 @@ from email.parser import BytesParser
 from pathlib import Path
 
 from rag_system.config import Settings
+from rag_system.ingestion.office import html_blocks
 from rag_system.ingestion.structure import BlockBuilder, placed
 from rag_system.ingestion.text import split_paragraphs
 from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
@@ -38,10 +39,13 @@ CONTEXT_FIELDS = ("From", "To", "Cc", "Date", "Subject")
 _SKIPPED_MAINTYPES = frozenset({"image", "audio", "video"})
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
 _HEADER_ERRORS = (ValueError, IndexError, TypeError, AttributeError, LookupError, UnicodeError)
+#: How an attachment is converted: `dispatch.convert`, passed in by the dispatch that routed the mail here.
+Convert = Callable[[Path, Settings], ConvertedDocument]
 
 
-def convert_mail(path: Path, settings: Settings, file_type: str) -> ConvertedDocument:
-    """An .eml file (one message, page 1) or an .mbox file (message N on page N)."""
+def convert_mail(path: Path, settings: Settings, file_type: str, convert: Convert) -> ConvertedDocument:
+    """An .eml file (one message, page 1) or an .mbox file (message N on page N); attachments go
+    through `convert`."""
     messages = list(_messages(path, file_type, settings))
     if not messages:
         raise ConversionError(path, f"no messages in this {file_type.upper()} file")
@@ -50,8 +54,8 @@ def convert_mail(path: Path, settings: Settings, file_type: str) -> ConvertedDoc
     with tempfile.TemporaryDirectory(prefix="docent-mail-") as scratch:
         for number, message in enumerate(messages, start=1):
             where = f"message {number}" if file_type == "mbox" else "message"
-            _Message(path, builder, settings, Path(scratch), warnings, where).add(message, number,
-                                                                                 file_type == "mbox")
+            _Message(path, builder, settings, Path(scratch), warnings, where,
+                     convert).add(message, number, file_type == "mbox")
     if not builder.blocks:
         warnings.append("no text found")
     return ConvertedDocument(path=path, name=display_name(path), file_type=file_type,
@@ -81,13 +85,14 @@ class _Message:
     """Adds one message (headers, body, attachments) to the builder on its page."""
 
     def __init__(self, path: Path, builder: BlockBuilder, settings: Settings, scratch: Path,
-                 warnings: list[str], where: str) -> None:
+                 warnings: list[str], where: str, convert: Convert) -> None:
         self.path = path
         self.builder = builder
         self.settings = settings
         self.scratch = scratch
         self.warnings = warnings
         self.where = where
+        self.convert = convert
 
     def add(self, message: Message, page: int, numbered: bool, level: int = 1) -> None:
         subject = header(message, "Subject") or "(no subject)"
@@ -112,8 +117,6 @@ class _Message:
             return
         text = _text(body)
         if body.get_content_subtype() == "html":
-            from rag_system.ingestion.office import html_blocks
-
             try:
                 # The BOM says UTF-8 before any <meta charset> can: the text is decoded already, and a
                 # declared iso-8859-1 would otherwise turn "Grüße" into "GrÃ¼Ãe".
@@ -143,13 +146,11 @@ class _Message:
             if part.get_filename():  # a named file that arrived empty; nameless empty parts are MIME noise
                 self.warnings.append(f"{label}: empty")
             return
-        from rag_system.ingestion.dispatch import convert
-
         target = self.scratch / f"{page}-{index}" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         try:
-            document = convert(target, self.settings)
+            document = self.convert(target, self.settings)
         except ConversionError as exc:
             self.warnings.append(f"{label}: {exc.reason}")
             return

@@ -37,7 +37,7 @@ from typing import Any
 from rag_system.indexing.model_files import RERANKER_INT8, ModelFilesMissingError, model_folder, models_root
 from rag_system.indexing.onnx_embedder import onnx_session, single
 from rag_system.retrieval.context_line import candidate_body
-from rag_system.retrieval.rerank import KIND_CROSS_ENCODER, RerankerLoadError
+from rag_system.retrieval.reranker_types import KIND_CROSS_ENCODER, RerankerLoadError
 from rag_system.retrieval.types import Candidate
 
 log = logging.getLogger(__name__)

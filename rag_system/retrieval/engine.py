@@ -22,13 +22,8 @@ from rag_system.indexing.embedders import embedder_named, name_for_model
 from rag_system.indexing.store import ChunkTable, is_missing_file, open_store
 from rag_system.retrieval.cross_encoder import rerank_scores
 from rag_system.retrieval.first_stage import FirstStage
-from rag_system.retrieval.rerank import (
-    Reranker,
-    RerankerLoadError,
-    RerankerStatus,
-    load_reranker,
-    select_reranked,
-)
+from rag_system.retrieval.rerank import load_reranker, select_reranked
+from rag_system.retrieval.reranker_types import Reranker, RerankerLoadError, RerankerStatus
 from rag_system.retrieval.row_maps import RowMaps
 from rag_system.retrieval.types import RetrievalOptions, RetrievalResult
 

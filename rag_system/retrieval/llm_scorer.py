@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_system.retrieval.rerank import KIND_LLM, RerankerLoadError
+from rag_system.retrieval.reranker_types import KIND_LLM, RerankerLoadError
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ def yes_probability(logits: Any, yes_ids: list[int], no_ids: list[int]) -> float
 
 
 class LlmYesNoReranker:
-    """Pointwise LLM judge over a GGUF file; implements `rerank.Reranker`."""
+    """Pointwise LLM judge over a GGUF file; implements `reranker_types.Reranker`."""
 
     kind = KIND_LLM
 

@@ -1,4 +1,4 @@
-"""Rerank / select: one `Reranker` interface, two implementations, threshold selection.
+"""Rerank / select: one `Reranker` interface (reranker_types.py), its implementations, threshold selection.
 
 Why a protocol: the engine must not care whether relevance comes from a
 cross-encoder (the `rerankers` library) or an LLM asked "yes or no"; both
@@ -16,49 +16,24 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from rag_system.retrieval.cross_encoder import PACKAGED_NAME, is_onnx_folder, load_onnx_cross_encoder
+from rag_system.retrieval.llm_scorer import LlmYesNoReranker
+from rag_system.retrieval.reranker_types import (KIND_CROSS_ENCODER, KIND_LLM, KIND_NONE, Reranker,
+                                                 RerankerLoadError, RerankerStatus)
 from rag_system.retrieval.types import Candidate
 
 log = logging.getLogger(__name__)
 
-KIND_NONE = "none"
-KIND_CROSS_ENCODER = "cross-encoder"
-KIND_LLM = "llm-yes-no"
 LLM_PREFIX = "llm:"
 CROSS_ENCODER_PREFIX = "cross-encoder:"
 
 
-class RerankerLoadError(RuntimeError):
-    """The configured reranker model cannot be found or loaded."""
-
-
 class SelectionError(ValueError):
     """Selection arguments are inconsistent (lengths differ, top_k < 1, ...)."""
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    """Scores passages for one query; higher is more relevant, range 0..1."""
-
-    name: str
-
-    def score(self, query: str, texts: list[str]) -> list[float]: ...
-
-
-@dataclass(frozen=True)
-class RerankerStatus:
-    """What `/health` reports about the rerank stage."""
-
-    configured: str  # the RERANKER_MODEL value as given
-    loaded: bool
-    kind: str  # "none", "cross-encoder" or "llm-yes-no"
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -266,12 +241,8 @@ def _load(spec: str, device: str | None, n_gpu_layers: int,
     try:
         reranker: Reranker
         if kind == KIND_LLM:
-            from rag_system.retrieval.llm_scorer import LlmYesNoReranker
-
             reranker = LlmYesNoReranker(target.removeprefix(LLM_PREFIX), n_gpu_layers=n_gpu_layers)
         else:
-            from rag_system.retrieval.cross_encoder import PACKAGED_NAME, is_onnx_folder, load_onnx_cross_encoder
-
             model = target.removeprefix(CROSS_ENCODER_PREFIX)
             if model == PACKAGED_NAME or is_onnx_folder(model):
                 reranker = load_onnx_cross_encoder(model, models_dir)

@@ -18,7 +18,8 @@ from rag_system.indexing.model_files import RERANKER_INT8, installed, models_roo
 from rag_system.indexing.onnx_embedder import single
 from rag_system.retrieval.cross_encoder import MAX_WINDOWS, PACKAGED_NAME, WINDOW_TOKENS, packaged_cross_encoder
 from rag_system.retrieval.engine import RetrievalEngine
-from rag_system.retrieval.rerank import KIND_CROSS_ENCODER, forget_rerankers, load_reranker
+from rag_system.retrieval.rerank import forget_rerankers, load_reranker
+from rag_system.retrieval.reranker_types import KIND_CROSS_ENCODER
 
 pytestmark = pytest.mark.skipif(not installed(RERANKER_INT8, models_root()),
                                 reason="the cross-encoder's model files are not fetched: run `make setup`")

@@ -19,15 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_system.retrieval.rerank import (
-    KIND_CROSS_ENCODER,
-    KIND_LLM,
-    KIND_NONE,
-    CrossEncoderReranker,
-    Reranker,
-    forget_rerankers,
-    load_reranker,
-)
+from rag_system.retrieval.rerank import CrossEncoderReranker, forget_rerankers, load_reranker
+from rag_system.retrieval.reranker_types import KIND_CROSS_ENCODER, KIND_LLM, KIND_NONE, Reranker
 
 QUERY = "What is the boiling point of water at sea level?"
 PASSAGES = [

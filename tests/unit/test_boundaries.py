@@ -2,12 +2,15 @@
 
 The gateway and the engine talk over HTTP only and share `common/` (which imports neither); the
 launcher spawns services and imports none of them; ingestion and chunking know nothing of queries or
-answers; eval/ and tests/ share `testkit/` and never import each other.
+answers; eval/ and tests/ share `testkit/` and never import each other. And no first-party module
+imports itself back through others, not even from inside a function: a cycle is a dependency that
+only works because of the order things happen to load in.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -71,6 +74,124 @@ def violations(root: Path, rules: list[tuple[str, str, str]] = RULES) -> list[st
                 if bad:
                     broken.append(f"{path.relative_to(root)} imports {bad[0]} ({why})")
     return sorted(set(broken))
+
+
+#: The product's packages, whose import graph must have no cycle.
+PRODUCT = ("common", "backend", "rag_system", "launcher", "frontend")
+
+
+def _running_statements(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements that can run, at any depth: not those under `if TYPE_CHECKING:`."""
+    for node in body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            yield from _running_statements(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                yield from _running_statements([child])
+            elif isinstance(child, ast.excepthandler | ast.match_case):
+                yield from _running_statements(child.body)
+
+
+def import_graph(root: Path, packages: tuple[str, ...] = PRODUCT) -> dict[str, set[str]]:
+    """Module -> the first-party modules it imports (at module level or inside a function).
+
+    `from pkg import name` is an edge to `pkg.name` when that is a module, else to `pkg`. Importing
+    `a.b` also runs `a/__init__.py`, but that implicit edge to the parent package is left out: every
+    submodule of a package whose `__init__` imports its submodules would otherwise close a "cycle".
+    """
+    files = {module_name(path, root): path for top in packages if (root / top).is_dir()
+             for path in sorted((root / top).rglob("*.py"))
+             if ".venv" not in path.parts and "node_modules" not in path.parts}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        targets: set[str] = set()
+        for node in _running_statements(ast.parse(path.read_text(), str(path)).body):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+                continue
+            base = ".".join(package[:len(package) - node.level + 1]) if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p)
+            targets |= {f"{module}.{alias.name}" if f"{module}.{alias.name}" in files else module
+                        for alias in node.names}
+        graph[name] = {target for target in targets if target in files and target != name}
+    return graph
+
+
+def _shortest_cycle(graph: dict[str, set[str]], start: str, within: set[str]) -> list[str]:
+    """The shortest path start -> ... -> start through `within` (breadth first)."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for target in sorted(graph[node] & within):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    return []
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Each cycle as `a -> b -> a`: per strongly connected group, the shortest cycle through each member."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan; the graph is a few hundred modules, recursion is fine
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = {stack.pop()}
+            while node not in group:
+                group.add(stack.pop())
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    cycles: set[str] = set()
+    for group in groups:
+        for member in group:
+            cycle = _shortest_cycle(graph, member, group)
+            turn = cycle.index(min(cycle[:-1]))  # one spelling per cycle: start at its smallest name
+            cycles.add(" -> ".join([*cycle[turn:-1], *cycle[:turn], cycle[turn]]))
+    return sorted(cycles)
+
+
+def test_no_first_party_import_cycle() -> None:
+    cycles = import_cycles(import_graph(REPO_ROOT))
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_a_cycle_through_a_function_level_import_is_reported(tmp_path: Path) -> None:
+    for path, source in {"rag_system/__init__.py": "",
+                         "rag_system/a.py": "from rag_system import b\n",
+                         "rag_system/b.py": "def f():\n    from .c import g\n",
+                         "rag_system/c.py": "try:\n    import rag_system.a\nexcept ImportError:\n    pass\n",
+                         "rag_system/d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                            "    from rag_system.e import X\n",
+                         "rag_system/e.py": "from rag_system.d import Y\n"}.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source)
+    assert import_cycles(import_graph(tmp_path)) == ["rag_system.a -> rag_system.b -> rag_system.c -> rag_system.a"]
 
 
 def test_the_tree_keeps_its_layers() -> None:

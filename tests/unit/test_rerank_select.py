@@ -14,15 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_system.retrieval.rerank import (
-    KIND_CROSS_ENCODER,
-    KIND_LLM,
-    KIND_NONE,
-    SelectionError,
-    reranker_kind,
-    select,
-    select_reranked,
-)
+from rag_system.retrieval.rerank import SelectionError, reranker_kind, select, select_reranked
+from rag_system.retrieval.reranker_types import KIND_CROSS_ENCODER, KIND_LLM, KIND_NONE
 from rag_system.retrieval.types import Candidate
 
 
