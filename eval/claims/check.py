@@ -39,7 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def load_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.rows:
-        return [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [r for r in rows if args.split == "all" or r.get("split") == args.split]
     from eval.claims.build import build, read_specs
     from eval.claims.documents import Library
 
