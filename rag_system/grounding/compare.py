@@ -73,17 +73,28 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     if not claim.words:
         return Alignment(claim, None, frozenset(), ())
     scored = sorted(((_score(claim, u), -u.source, -u.ident, u) for u in units), key=lambda s: s[:3], reverse=True)
+    nowhere = Alignment(claim, None, frozenset(),
+                        (Finding("added", UNSUPPORTED, f"no passage says this: \"{short(claim.text)}\""),))
     if not scored or scored[0][0] <= 0:
         said = [w for w in claim.words if w.pos in ("NUM", "PROPN")] or len(claim.words) > 1
-        return Alignment(claim, None, frozenset(),
-                         (Finding("added", UNSUPPORTED, f"no passage says this: \"{short(claim.text)}\""),)
-                         if said else ())
+        return nowhere if said else Alignment(claim, None, frozenset(), ())
     # Of clauses that hold the claim's words equally well, the one that supports it is the one it
     # restates ("an implementation which does not include a particular option ... another which
     # does include the option": each relative clause has the other's words).
     tied = [s[3] for s in scored if s[0] >= scored[0][0] - TIE]
     readings = [(_read(claim, unit, units, context, asked, sentence_keys), rank) for rank, unit in enumerate(tied)]
-    return min(readings, key=lambda r: (not _speaks_of(claim, r[0].unit), len(r[0].findings), r[1]))[0]
+    best = min(readings, key=lambda r: (not _speaks_of(claim, r[0].unit), len(r[0].findings), r[1]))[0]
+    if best.unit and not _shares_a_thing(claim, best.unit) and any(f.verdict == CONTRADICTED for f in best.findings):
+        return nowhere  # a clause about other things contradicts nothing
+    return best
+
+
+THINGS = ("NOUN", "PROPN", "NUM", "ADJ")  # what a clause is about: a verb shared alone aligns nothing
+
+
+def _shares_a_thing(claim: Unit, unit: Unit) -> bool:
+    """"The office canteen serves lunches" misreads nothing in "unless the employee has served 6 months"."""
+    return not (ts := [w for w in claim.words if w.pos in THINGS and not w.inherited]) or any(holds(unit, w) for w in ts)
 
 
 def _speaks_of(claim: Unit, unit: Unit | None) -> bool:

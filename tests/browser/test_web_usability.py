@@ -196,9 +196,9 @@ def test_presets_and_options_persist(page: Any, stack: Stack) -> None:
     page.check("input[name=preset][value=high_recall]")
     assert page.input_value("input[name=retrieval_k]") == "50"
     assert page.is_checked("input[name=verify]")
-    # this server has no reranker (RERANKER_MODEL is empty): the option is off, disabled, and says why
-    assert page.is_disabled("input[name=ai_rerank]") and not page.is_checked("input[name=ai_rerank]")
-    assert "no reranker" in page.inner_text("label.field:has(input[name=ai_rerank]) small")
+    # this server reranks with the default cross-encoder (make setup fetched it): high recall turns it on
+    assert page.is_enabled("input[name=ai_rerank]") and page.is_checked("input[name=ai_rerank]")
+    assert "no reranker" not in page.inner_text("label.field:has(input[name=ai_rerank]) small")
     page.fill("input[name=retrieval_k]", "33")
     page.dispatch_event("input[name=retrieval_k]", "change")
     assert page.is_checked("input[name=preset][value=custom]")  # an edited option is no preset any more

@@ -99,6 +99,12 @@ def test_two_sentences_combined_are_supported() -> None:
                  "The Atlas-7 requires descaling every 3 months.").verdict == SUPPORTED
 
 
+def test_a_claim_about_other_things_sharing_only_a_verb_is_not_in_the_passage() -> None:
+    s = check("Annual leave is not paid out on resignation unless the employee has served more than 6 months.",
+              "The office canteen serves vegan lunches on Fridays.")
+    assert s.verdict == UNSUPPORTED, s.findings
+
+
 def test_a_number_said_of_this_value_in_the_next_sentence_belongs_to_the_previous_one() -> None:
     passage = ("ack_delay_exponent (0x0a): The acknowledgment delay exponent is an integer value indicating an "
                "exponent used to decode the ACK Delay field in the ACK frame. If this value is absent, a default "

@@ -70,12 +70,15 @@ export function followBuild(indexId, jobId, box, onFinished) {
   let overall = null, overallAt = 0, activity = "";
   label.setAttribute("aria-busy", "true"); // read out once the build ends, not at every step
   // The clock between events: elapsed time and the ETA count down, so a quiet step still shows life.
-  const clock = setInterval(() => {
-    if (ctl.signal.aborted || box.dataset.state) { clearInterval(clock); return; }
+  const tick = () => {
     if (!overall) return;
     const since = (performance.now() - overallAt) / 1000;
     const left = overall.eta_s == null ? "" : `, about ${secs(Math.max(overall.eta_s - since, 1))} left`;
     eta.textContent = `${secs(overall.elapsed_s + since)} elapsed${left}`;
+  };
+  const clock = setInterval(() => {
+    if (ctl.signal.aborted || box.dataset.state) { clearInterval(clock); return; }
+    tick();
   }, 1000);
 
   const row = (path) => {
@@ -103,6 +106,7 @@ export function followBuild(indexId, jobId, box, onFinished) {
     if (p && p.fraction !== undefined) {
       overall = p;
       overallAt = performance.now();
+      if (state === "running") tick(); // the clock shows from the first event, not a second later
       bar.max = 1;
       bar.value = p.fraction;
       const failed = p.files_failed ? `, ${p.files_failed} failed` : "";
