@@ -37,6 +37,7 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
     """What the sources answer a yes/no question: ("yes" | "no" | None, the source clause that says so)."""
     said: str | None = None
     where = ""
+    places: set[tuple[int, int]] = set()  # a "yes" stitched from two sentences is no yes
     for unit in question:
         if not unit.words:
             continue
@@ -49,7 +50,8 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
         if kinds or not unit.keys() <= a.matched:  # the sources do not say all of it in one clause:
             return None, ""                         # no answer either way
         said, where = "yes", a.unit.text
-    return said, where
+        places.add((a.unit.source, a.unit.sentence))
+    return (None, "") if len(places) > 1 else (said, where)
 
 
 def reply_check(reply: str, question: Sequence[Unit], pool: Sequence[Unit], context: dict[int, frozenset[str]],

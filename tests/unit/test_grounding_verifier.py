@@ -199,3 +199,15 @@ def test_a_citation_of_no_source_is_unsupported() -> None:
     result = verify("The archive holds 28 files [4].", [Source(1, "The archive holds 28 files.")])
     assert result.sentences[0].verdict == UNSUPPORTED
     assert result.sentences[0].messages() == ["it cites sources that do not exist: [4]"]
+
+
+def test_a_yes_is_not_stitched_from_two_sentences() -> None:
+    from rag_system.grounding.verifier import answer_to
+
+    question = "Are QUIC stateless resets cryptographically protected?"
+    stitched = [Source(1, "For the Stateless Reset to appear as a valid QUIC packet, the Unpredictable Bits field "
+                          "needs to include at least 38 bits of data.", "rfc9000.txt"),
+                Source(2, "Stateless reset tokens are cryptographically protected against guessing.", "rfc9000.txt")]
+    assert answer_to(question, stitched) is None
+    assert answer_to(question, [Source(1, "QUIC stateless resets are cryptographically protected.", "rfc9000.txt")]) \
+        == "yes"
