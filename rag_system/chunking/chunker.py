@@ -10,17 +10,14 @@ so an answer that straddles a boundary is still retrievable from one chunk.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from rag_system.chunking.chunk import Chunk, chunk_id_for, with_windows
 from rag_system.chunking.cohesion import best_break, gap_cohesion
 from rag_system.chunking.locations import Lines, block_lines, location_metadata, sentence_lines
 from rag_system.chunking.sentences import split_sentences
 from rag_system.chunking.table_rows import row_metadata, split_rows
-from rag_system.chunking.window_spans import KEY as VECTOR_WINDOWS
-from rag_system.chunking.window_spans import spans_of
 from rag_system.ingestion.types import Block, ConvertedDocument, TableRows
 
 TokenCounter = Callable[[list[str]], list[int]]
@@ -82,24 +79,6 @@ class ChunkerOptions:
 
 
 @dataclass(frozen=True)
-class Chunk:
-    chunk_id: str
-    chunk_index: int
-    text: str
-    page_start: int
-    page_end: int
-    heading_path: str
-    block_type: str
-    token_count: int
-    metadata: dict[str, object] = field(default_factory=dict)
-    # Texts embedded for the vector leg when windows are on (else empty: the
-    # chunk text itself is embedded).
-    windows: tuple[str, ...] = ()
-    # How many of `windows`, at the end, are embedded but not full-text indexed.
-    vector_only_windows: int = 0
-
-
-@dataclass(frozen=True)
 class Section:
     """One section's content, ready to pack: its units and the context line its chunks open with."""
 
@@ -125,10 +104,6 @@ class _Unit:
     table: TableRows | None = None
 
 
-def chunk_id_for(document_id: str, version: str, ordinal: int) -> str:
-    return hashlib.sha256(f"{document_id}:{version}:{ordinal}".encode()).hexdigest()[:32]
-
-
 def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: TokenCounter,
                    options: ChunkerOptions) -> list[Chunk]:
     """Chunk one converted document; ordinals follow document order."""
@@ -144,14 +119,6 @@ def chunk_document(doc: ConvertedDocument, document_id: str, count_tokens: Token
     return [with_windows(_make_chunk(doc, document_id, options.version, ordinal, path, units, prefix, prefix_tokens),
                           prefix, *windows)
             for ordinal, (path, prefix, prefix_tokens, units, windows) in enumerate(pieces)]
-
-
-def with_windows(chunk: Chunk, prefix: str, windows: tuple[str, ...], vector_only: int) -> Chunk:
-    """`chunk` with its windows, and where its vector-only ones are in its metadata (window_spans.py)."""
-    record = spans_of(chunk.text, prefix, windows, vector_only) if vector_only else None
-    metadata = {**chunk.metadata, VECTOR_WINDOWS: record} if record else chunk.metadata
-    return replace(chunk, windows=windows, vector_only_windows=vector_only, metadata=metadata)
-
 
 
 def _section(name: str, heading_path: tuple[str, ...], blocks: list[Block], count_tokens: TokenCounter,
@@ -401,7 +368,3 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
         token_count=prefix_tokens + sum(u.tokens for u in units),
         metadata=metadata,
     )
-
-
-def metadata_json(chunk: Chunk) -> str:
-    return json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True)

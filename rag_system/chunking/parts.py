@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from common.document_ids import part_id
-from rag_system.chunking.chunker import Chunk, ChunkerOptions, TokenCounter, chunk_document
+from rag_system.chunking.chunk import Chunk
+from rag_system.chunking.chunker import ChunkerOptions, TokenCounter, chunk_document
 from rag_system.ingestion.types import Block, ConvertedDocument
 
 

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_system.chunking.chunker import Chunk, ChunkerOptions
+from rag_system.chunking.chunk import Chunk
+from rag_system.chunking.chunker import ChunkerOptions
 from rag_system.chunking.parts import chunk_file
 from rag_system.config import Settings
 from rag_system.indexing.build_progress import BuildProgress

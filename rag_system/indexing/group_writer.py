@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rag_system.chunking.chunker import Chunk, ChunkerOptions
+from rag_system.chunking.chunk import Chunk
+from rag_system.chunking.chunker import ChunkerOptions
 from rag_system.indexing.build_progress import EmbeddingReport
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink
 from rag_system.indexing.manifest import FileRecord, Manifest

@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rag_system.chunking.chunker import Chunk
+from rag_system.chunking.chunk import Chunk
 from rag_system.chunking.window_spans import texts_of
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.connection import open_store

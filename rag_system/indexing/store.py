@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from common.document_ids import part_number
 from common.errors import DomainError
-from rag_system.chunking.chunker import Chunk, metadata_json
+from rag_system.chunking.chunk import Chunk, metadata_json
 # connect, open_store, list_indexes and is_missing_file are also read from here by the rest of the product
 from rag_system.indexing.connection import (TABLE_PREFIX, compact, connect, is_missing_file,  # noqa: F401
                                             list_indexes, open_store, table_exists)

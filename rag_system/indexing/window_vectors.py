@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rag_system.chunking.chunker import Chunk
+from rag_system.chunking.chunk import Chunk
 from rag_system.indexing.windows import LOCATION_FIELDS, best_per_chunk, replace_rows
 
 log = logging.getLogger(__name__)

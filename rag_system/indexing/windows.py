@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from rag_system.chunking.chunker import Chunk
+from rag_system.chunking.chunk import Chunk
 from rag_system.indexing.connection import compact
 from rag_system.indexing.languages import FtsConfig
 

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag_system.chunking.chunker import Chunk
+from rag_system.chunking.chunk import Chunk
 from rag_system.config import load_settings
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.store import open_store, table_name

@@ -17,7 +17,7 @@ def words(texts: list[str]) -> list[int]:
 
 
 def candidate(chunk, name: str, text: str | None = None) -> Candidate:  # type: ignore[no-untyped-def]
-    from rag_system.chunking.chunker import metadata_json
+    from rag_system.chunking.chunk import metadata_json
 
     return Candidate(chunk.chunk_id, "d" * 64, name, chunk.chunk_index, chunk.page_start, chunk.page_end,
                      chunk.heading_path, chunk.block_type, text if text is not None else chunk.text, metadata_json(chunk))
