@@ -163,7 +163,7 @@ setup-deploy:
 		iptables netavark aardvark-dns uidmap >/dev/null; \
 	else echo "error: make test-deploy needs$$missing: run 'sudo apt-get install podman runc debootstrap iptables'" >&2; exit 1; fi
 
-deploy-wheels: $(STAMPS)/requirements $(STAMPS)/native
+deploy-wheels: $(STAMPS)/requirements $(STAMPS)/native setup-models
 	@mkdir -p $(DEPLOY_WHEELS)
 	grep -v '^llama-cpp-python==' requirements.txt | $(PIP) wheel --quiet --find-links $(DEPLOY_WHEELS) \
 		-w $(DEPLOY_WHEELS) -r /dev/stdin pip==26.3 "setuptools==$$($(PY) -c 'import setuptools; print(setuptools.__version__)')"
