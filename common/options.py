@@ -8,11 +8,12 @@ and message. Documentation/api.md lists the ranges (a test checks them against t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from common.errors import ApiError
+from common.filters import check_filters
 
 #: `retrieval_mode` (localGPT: `search_type`).
 MODES = ("hybrid", "vector_only", "fts_only")
@@ -46,6 +47,8 @@ class Option:
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()  # another product's name for it (localGPT's `search_type`)
     code: str = "invalid_option"
+    #: A further check of a value of the right type (the filter grammar), returning the value or raising the 400.
+    grammar: Callable[[Any], Any] | None = None
 
     def check(self, value: Any) -> Any:
         """The value, checked (an integral float is that integer); anything else is a 400 naming the option."""
@@ -60,7 +63,7 @@ class Option:
             self._refuse(f"must be between {self.low} and {self.high}, got {value}")
         if self.kind is str and self.high is not None and not 1 <= len(value.strip()) <= len(value) <= self.high:
             self._refuse(f"must be a non-empty string of at most {self.high} characters")
-        return value
+        return value if self.grammar is None else self.grammar(value)
 
     def _refuse(self, why: str) -> None:
         raise ApiError(400, self.code, f"{self.name} {why}")
@@ -72,7 +75,7 @@ CHAT = (
     Option("retrieval_k", int, "k", 1, 1000),
     Option("reranker_top_k", int, "top_k", 1, 100),
     Option("ai_rerank", bool, "rerank"),
-    Option("filters", dict, "filters", code="invalid_filters"),  # its grammar: rag_system/retrieval/filters.py
+    Option("filters", dict, "filters", code="invalid_filters", grammar=check_filters),
     Option("context_expand", bool, "context_expand"),
     Option("context_window_size", int, "context_window_size", 0, 10),
     Option("query_decompose", bool, "query_decompose"),
