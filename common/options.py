@@ -27,6 +27,12 @@ MIN_COMPARED, MAX_COMPARED = 2, 4  # documents of a `compare` task
 MAX_QUERY_CHARS = 8000  # a question
 MAX_MESSAGE_CHARS = 20_000  # each message of a conversation (an answer is longer than its question)
 MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the last few)
+MAX_MODEL_CHARS = 200  # a model name (`model`, a session's model)
+MAX_INDEXES = 16  # indexes one question (or one verification) searches
+MAX_EMBEDDING_MODEL_CHARS = 300  # a build's `embedding_model` (a model id or an embedder name)
+#: A session or turn id the RAG API takes; a turn id the gateway stores is one of these without '.' or ':'.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+TURN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 _KIND = {bool: "true or false", int: "an integer", str: "a string", dict: "an object", list: "a list"}
@@ -65,6 +71,14 @@ class Option:
             self._refuse(f"must be a non-empty string of at most {self.high} characters")
         return value if self.grammar is None else self.grammar(value)
 
+    def accepts(self, value: Any) -> bool:
+        """Whether `check` takes the value (for a door that drops a value it cannot use rather than refuse it)."""
+        try:
+            self.check(value)
+        except ApiError:
+            return False
+        return True
+
     def _refuse(self, why: str) -> None:
         raise ApiError(400, self.code, f"{self.name} {why}")
 
@@ -81,7 +95,7 @@ CHAT = (
     Option("query_decompose", bool, "query_decompose"),
     Option("verify", bool, "verify"),
     Option("force_rag", bool, "force_rag"),
-    Option("model", str, "model", high=200),
+    Option("model", str, "model", high=MAX_MODEL_CHARS),
     Option("backend", str, "backend", choices=BACKENDS, code="invalid_backend"),
     Option("provence_prune", bool, "prune"),  # localGPT's sentence pruning: Docent's evidence excerpts
     Option("compose_sub_answers", bool, ""),  # localGPT's: no field, answered with a warning

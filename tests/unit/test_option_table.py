@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from backend.build_options import read_build_options
+from backend.handlers_chat import turn_id_of
 from backend.options import normalize_options
 from common.errors import ApiError
 from common.options import CHAT, CHUNK_SIZE, MAX_TOKENS, Option
@@ -131,3 +132,12 @@ def test_the_documented_ranges_are_the_table() -> None:
     low, high = CHUNK_SIZE.low, CHUNK_SIZE.high
     assert f"`chunk_size` (optional, {low}-{high})" in doc
     assert f"`chunkSize` is applied ({low}-{high}," in (REPO_ROOT / "Documentation" / "api-gateway.md").read_text()
+
+
+@pytest.mark.parametrize("turn_id", ["_x", "-x", "a.b", "a:b", "", "x" * 129, "a b"])
+def test_a_turn_id_the_rag_api_refuses_is_refused_by_the_gateway_before_it_stores_it(turn_id: str) -> None:
+    with pytest.raises(ApiError):
+        turn_id_of({"turn_id": turn_id}, required=True)
+    if turn_id[:1] in ("_", "-", ""):  # the RAG API refuses these too ('.' and ':' it takes, the gateway never did)
+        assert refusal(parse_chat, {"query": "q", "turn_id": turn_id})[:2] == (400, "invalid_option")
+    assert turn_id_of({"turn_id": "a_b-9"}, required=True) == "a_b-9"
