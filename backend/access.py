@@ -4,7 +4,9 @@
 route without an entry is refused to everyone but an admin (and a unit test fails), so a new route
 is never open by accident. A check reads the route's path parameters: a session must be the
 caller's own, an index must be owned or shared with enough access, a document must belong to one of
-those. Something that does not exist is left to the handler's 404. Single-user mode and the RAG
+those. A check that resolves a parameter (a document's id, from its name or hash) returns the
+resolved value, and the handler reads the parameters `authorize` returns: the caller's are never
+rewritten. Something that does not exist is left to the handler's 404. Single-user mode and the RAG
 API's service calls pass every check (`Principal.unrestricted`).
 
 Roles cap what a share gives: a viewer reads and asks (even with a `write` share); an editor also
@@ -13,15 +15,16 @@ creates indexes, uploads and builds; an admin manages users and sees everything.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from backend.principal import Principal
 from backend.store import Store
 from common.errors import ApiError
 
 RANK = {"read": 1, "write": 2, "owner": 3}
-Check = Callable[[Store, Principal, dict[str, str]], None]
+#: A route's check: raises the 403, or returns the parameters it resolved (None: nothing to resolve).
+Check = Callable[[Store, Principal, Mapping[str, str]], Mapping[str, str] | None]
 
 
 def forbidden(code: str, message: str) -> ApiError:
@@ -67,7 +70,7 @@ def owns_session(store: Store, who: Principal, session_id: str) -> bool:
     return exists and owner is not None and owner == who.user_id
 
 
-def _session(store: Store, who: Principal, params: dict[str, str]) -> None:
+def _session(store: Store, who: Principal, params: Mapping[str, str]) -> None:
     sid = params["session_id"]
     exists, _ = store.owner_of("sessions", sid)
     if exists and not owns_session(store, who, sid):
@@ -75,41 +78,41 @@ def _session(store: Store, who: Principal, params: dict[str, str]) -> None:
 
 
 def _index(need: str) -> Check:
-    def check(store: Store, who: Principal, params: dict[str, str]) -> None:
+    def check(store: Store, who: Principal, params: Mapping[str, str]) -> None:
         require_index(store, who, params["index_id"], need)
     return check
 
 
 def _role(role: str) -> Check:
-    def check(store: Store, who: Principal, params: dict[str, str]) -> None:
+    def check(store: Store, who: Principal, params: Mapping[str, str]) -> None:
         if not who.at_least(role):
             raise forbidden("role_forbidden", f"this needs the {role} role; you are a {who.role or 'guest'}")
     return check
 
 
-def _document(store: Store, who: Principal, params: dict[str, str]) -> None:
+def _document(store: Store, who: Principal, params: Mapping[str, str]) -> Mapping[str, str] | None:
     """A document is readable through its index or its session; the readable copy is the one served."""
     if who.unrestricted:
-        return
+        return None
     found = store.documents_matching(params["document_id"])
     for doc in found:
         if (doc["index_id"] and can_read_index(store, who, doc["index_id"])) or \
                 (doc["index_id"] is None and doc["session_id"] and owns_session(store, who, doc["session_id"])) or \
                 who.is_admin:
-            params["document_id"] = doc["id"]
-            return
+            return {"document_id": doc["id"]}
     if found:
         raise forbidden("document_forbidden", "this document belongs to an index that is not shared with you")
+    return None
 
 
-def _message(store: Store, who: Principal, params: dict[str, str]) -> None:
+def _message(store: Store, who: Principal, params: Mapping[str, str]) -> None:
     """A message is readable by whoever may read its conversation."""
     found = store.get_message(params["message_id"])
     if found is not None and not owns_session(store, who, found["session_id"]):
         raise forbidden("message_forbidden", "this message belongs to someone else's conversation")
 
 
-def _nobody(store: Store, who: Principal, params: dict[str, str]) -> None:
+def _nobody(store: Store, who: Principal, params: Mapping[str, str]) -> None:
     """Anyone signed in: the handler itself narrows what is listed to the caller's own."""
 
 
@@ -202,11 +205,19 @@ def rule_for(method: str, pattern: str) -> Rule:
     return POLICY.get(("GET" if method == "HEAD" else method, pattern), _DEFAULT)
 
 
-def authorize(store: Store, who: Principal, method: str, pattern: str, params: dict[str, str]) -> Rule:
-    """Run the route's checks (403 on the first that fails); returns the rule for auditing and limits."""
+@dataclass(frozen=True)
+class Authorized:
+    """What `authorize` decided: the route's rule (audit, limits) and its parameters, as the checks resolved them."""
+
+    rule: Rule
+    params: Mapping[str, str] = field(default_factory=dict)
+
+
+def authorize(store: Store, who: Principal, method: str, pattern: str, params: Mapping[str, str]) -> Authorized:
+    """Run the route's checks (403 on the first that fails); the parameters come back with what they resolved."""
     found = rule_for(method, pattern)
-    if who.unrestricted:
-        return found
-    for check in found.checks:
-        check(store, who, params)
-    return found
+    resolved = dict(params)
+    if not who.unrestricted:
+        for check in found.checks:
+            resolved.update(check(store, who, params) or {})
+    return Authorized(found, resolved)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import ApiError
-from common.options import BY_NAME, CHUNK_SIZE, normalise_keys, read_options
+from common.options import BY_NAME, CHUNK_SIZE, MAX_EMBEDDING_MODEL_CHARS, normalise_keys, read_options
 
 #: Options with no Docent equivalent -> why (said only when the value asks for something).
 _NOT_APPLIED = {
@@ -46,7 +46,7 @@ def read_build_options(raw: dict[str, Any]) -> BuildOptions:
     out = BuildOptions(chunk_size=read.get("chunk_size"))
     model = body.get("embedding_model")
     if model is not None:
-        if not isinstance(model, str) or len(model) > 300:
+        if not isinstance(model, str) or len(model) > MAX_EMBEDDING_MODEL_CHARS:
             raise ApiError(400, "invalid_option", "embedding_model must be a string")
         out.embedding_model = model or None
     for name, why in _NOT_APPLIED.items():

@@ -25,9 +25,8 @@ from backend.web import Request, not_found
 from common.document_ids import file_id
 from common.errors import ApiError
 from common.http import Response
-from common.options import MAX_QUERY_CHARS
+from common.options import MAX_QUERY_CHARS, TURN_ID_PATTERN
 
-_TURN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _STORED_NAME_RE = re.compile(r"^([0-9a-f]{64})_(.+)$")
 #: Fields of the RAG API's answer kept in the assistant message's metadata.
 ANSWER_META = ("answer_source", "citations", "source_documents", "token_usage", "timings_ms", "route", "backend",
@@ -39,8 +38,9 @@ def turn_id_of(data: dict[str, Any], *, required: bool) -> str:
     value = data.get("turn_id", data.get("turnId"))
     if value is None and not required:
         return uuid.uuid4().hex
-    if not isinstance(value, str) or not _TURN_RE.match(value):
-        raise ApiError(400, "invalid_field", "'turn_id' must be 1-128 characters of [A-Za-z0-9_-]")
+    if not isinstance(value, str) or not TURN_ID_PATTERN.match(value):  # what the RAG API takes too
+        raise ApiError(400, "invalid_field", "'turn_id' must be 1-128 characters of [A-Za-z0-9_-], the first a "
+                       "letter or digit")
     return value
 
 
@@ -87,13 +87,12 @@ def post_message(app: App, req: Request) -> Response:
     index_ids = app.store.session_index_ids(sid)
     for iid in index_ids:  # a share revoked after the index was linked is refused here, before retrieval
         require_index(app.store, req.principal, iid, "read")
-    req.audit["indexes"] = index_ids
     history = conversation(app.store, sid, exclude_turn=turn_id)
     user = app.store.add_user_message(sid, turn_id, message, {"options": options})
     done = app.store.get_turn(turn_id).get("assistant")
     if done is not None:  # a retried request for a turn that is already answered: answer it again, once
         return _reply(app, sid, turn_id, done["content"], done["metadata"], user, done,
-                      {k: done["metadata"].get(k) for k in ANSWER_META if k in done["metadata"]})
+                      {k: done["metadata"].get(k) for k in ANSWER_META if k in done["metadata"]}, index_ids)
     payload: dict[str, Any] = {**options, "query": message, "session_id": sid, "turn_id": turn_id,
                                "indexes": index_ids, "conversation_history": history}
     result = display_names(app.rag.chat(payload, req.request_id))
@@ -104,7 +103,7 @@ def post_message(app: App, req: Request) -> Response:
     meta.update(status="complete", gate=result.get("route_reason"), indexes=index_ids)
     app.metrics.chat_routed(_gate_route(meta))
     _, (user, bot) = app.store.save_turn(sid, turn_id, message, answer, meta)
-    return _reply(app, sid, turn_id, answer, meta, user, bot, result)
+    return _reply(app, sid, turn_id, answer, meta, user, bot, result, index_ids)
 
 
 def _gate_route(meta: dict[str, Any]) -> str:
@@ -113,11 +112,13 @@ def _gate_route(meta: dict[str, Any]) -> str:
 
 
 def _reply(app: App, sid: str, turn_id: str, answer: str, meta: dict[str, Any], user: dict[str, Any],
-           bot: dict[str, Any], result: dict[str, Any]) -> Response:
+           bot: dict[str, Any], result: dict[str, Any], index_ids: list[str]) -> Response:
+    """The turn's answer; the audit row names the indexes it searched."""
     route = _gate_route(meta)
     return Response.json({
         "response": answer, "session": app.store.get_session(sid), "turn_id": turn_id,
         "source_documents": meta.get("source_documents", []), "citations": meta.get("citations", []),
         "answer_source": meta.get("answer_source"), "used_rag": route == "rag",
         "route": meta.get("route", route), "gate": {"route": route, "reason": meta.get("gate")},
-        "user_message_id": user["id"], "ai_message_id": bot["id"], "message": present(bot), "result": result})
+        "user_message_id": user["id"], "ai_message_id": bot["id"], "message": present(bot), "result": result},
+        audit={"indexes": index_ids})

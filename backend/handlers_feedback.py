@@ -46,8 +46,8 @@ def rate(app: App, req: Request) -> Response:
         raise ApiError(400, "invalid_field", f"'rating' must be \"up\" or \"down\", not {rating!r}")
     comment = optional_str(data, "comment", "", max_len=MAX_COMMENT_CHARS).strip()
     row, replaced = app.store.rate(mid, rater_of(req.principal), rating, comment, _turn(app, message))
-    req.audit.update(rating=rating, session_id=message["session_id"], changed=replaced)
-    return Response.json({"feedback": public(row), "changed": replaced})
+    return Response.json({"feedback": public(row), "changed": replaced},
+                         audit={"rating": rating, "session_id": message["session_id"], "changed": replaced})
 
 
 def _turn(app: App, answer: dict[str, Any]) -> dict[str, Any]:

@@ -66,10 +66,10 @@ def delete_document(app: App, req: Request) -> Response:
                        f"{req.params['document_id']!r} (already deleted, or in another index)")
     had_chunks = app.rag.remove_document(index["id"], doc["sha256"], doc["stored_path"], req.request_id)
     removed = remove_files(app, app.store.remove_documents([doc["id"]]))
-    req.audit.update(document_id=doc["id"], filename=doc["filename"])
     return Response.json({"message": f"Removed {doc['filename']}", "deleted": True, "index_id": index["id"],
                           "document_id": doc["id"], "filename": doc["filename"], "chunks_removed": had_chunks,
-                          "files_removed": removed, "index": present_index(app.store.get_index(index["id"]) or index)})
+                          "files_removed": removed, "index": present_index(app.store.get_index(index["id"]) or index)},
+                         audit={"document_id": doc["id"], "filename": doc["filename"]})
 
 
 def upload(app: App, req: Request) -> Response:

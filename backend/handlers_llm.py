@@ -19,7 +19,7 @@ from backend.handlers_chat import message_of
 from backend.web import Request
 from common.errors import ApiError, error_body
 from common.http import Response
-from common.options import MAX_HISTORY
+from common.options import MAX_HISTORY, MAX_MODEL_CHARS
 from common.sse import frame, read_frames
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ def _payload(req: Request) -> dict[str, Any]:
     if not isinstance(history, list) or len(history) > MAX_HISTORY:
         raise ApiError(400, "invalid_field", f"'conversation_history' must be a list of at most {MAX_HISTORY} messages")
     model = data.get("model")
-    if model is not None and (not isinstance(model, str) or len(model) > 200):
+    if model is not None and (not isinstance(model, str) or len(model) > MAX_MODEL_CHARS):
         raise ApiError(400, "invalid_field", "'model' must be a string")
     # The RAG API validates each history item (role, content) and answers a bad one with a 400.
     payload: dict[str, Any] = {"query": message, "indexes": [], "conversation_history": history}

@@ -27,7 +27,7 @@ from backend.openai_sources import sources, sources_text, url_annotations
 from backend.web import Request, public_base
 from common.errors import ApiError, DomainError
 from common.http import Response
-from common.options import MAX_HISTORY, MAX_QUERY_CHARS
+from common.options import MAX_HISTORY, MAX_QUERY_CHARS, MAX_TOKENS
 from common.sse import read_frames
 
 PREFIX = "docent"
@@ -99,7 +99,7 @@ def _payload(app: App, data: dict[str, Any], who: Principal) -> tuple[dict[str, 
     if isinstance(data.get("backend"), str):  # Docent's extension (`extra_body`): the RAG API checks the name
         payload["backend"] = data["backend"]
     max_tokens = data.get("max_tokens", data.get("max_completion_tokens"))
-    if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and 1 <= max_tokens <= 4096:
+    if isinstance(max_tokens, int) and MAX_TOKENS.accepts(max_tokens):
         payload["max_tokens"] = max_tokens
     return payload, model
 
@@ -132,14 +132,14 @@ def _usage(result: dict[str, Any]) -> dict[str, int]:
 def chat_completions(app: App, req: Request) -> Response:
     data = req.json()
     payload, model = _payload(app, data, req.principal)
-    req.audit["indexes"] = payload["indexes"]
+    audit = {"indexes": payload["indexes"]}
     system = any(isinstance(m, dict) and m.get("role") in ("system", "developer") for m in data["messages"])
     created, cid = int(time.time()), f"chatcmpl-{uuid.uuid4().hex}"
     base = public_base(req)
     if data.get("stream") is True:
         upstream = app.rag.open_chat_stream(payload, req.request_id)
         return Response(200, _stream(upstream, cid, created, model, system, base), content_type="text/event-stream",
-                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}, audit=audit)
     result = display_names(app.rag.chat(payload, req.request_id))
     citations = result.get("citations") or []
     content = result.get("answer", "") + sources_text(citations)
@@ -147,7 +147,7 @@ def chat_completions(app: App, req: Request) -> Response:
     return Response.json({
         "id": cid, "object": "chat.completion", "created": created, "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
-        "usage": _usage(result), PREFIX: _extension(result, system, base)})
+        "usage": _usage(result), PREFIX: _extension(result, system, base)}, audit=audit)
 
 
 def _chunk(cid: str, created: int, model: str, delta: dict[str, Any], finish: str | None,

@@ -19,6 +19,7 @@ from backend.store_library import now
 from backend.web import Request, not_found, optional_str, public_base, require_str
 from common.errors import ApiError
 from common.http import Response
+from common.options import MAX_MODEL_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def list_sessions(app: App, req: Request) -> Response:
 def create_session(app: App, req: Request) -> Response:
     data = req.json(required=False)
     title = optional_str(data, "title", DEFAULT_TITLE, max_len=200).strip() or DEFAULT_TITLE
-    model = optional_str(data, "model", "", max_len=200)
+    model = optional_str(data, "model", "", max_len=MAX_MODEL_CHARS)
     session = app.store.create_session(title, model)
     if req.principal.user_id:
         app.store.set_owner("sessions", session["id"], req.principal.user_id)

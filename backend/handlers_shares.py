@@ -37,8 +37,8 @@ def put_share(app: App, req: Request) -> Response:
     if access not in ACCESS:
         raise ApiError(400, "invalid_field", "'access' must be 'read' or 'write'")
     app.store.put_share(index["id"], grantee, access)
-    req.audit.update(grantee=grantee, access=access)
-    return Response.json({"index_id": index["id"], "shares": app.store.list_shares(index["id"])})
+    return Response.json({"index_id": index["id"], "shares": app.store.list_shares(index["id"])},
+                         audit={"grantee": grantee, "access": access})
 
 
 def remove_share(app: App, req: Request) -> Response:
@@ -48,5 +48,5 @@ def remove_share(app: App, req: Request) -> Response:
     removed = app.store.remove_share(index["id"], grantee)
     if removed:
         app.store.bump_grant_epoch(grantee)  # `*` for everyone: grants already issued are refused within seconds
-    req.audit.update(grantee=grantee, removed=removed)
-    return Response.json({"index_id": index["id"], "removed": removed, "shares": app.store.list_shares(index["id"])})
+    return Response.json({"index_id": index["id"], "removed": removed, "shares": app.store.list_shares(index["id"])},
+                         audit={"grantee": grantee, "removed": removed})

@@ -21,10 +21,10 @@ from backend.principal import Principal
 from backend.web import Request
 from common.errors import ApiError
 from common.http import Response
+from common.options import MAX_INDEXES
 
 _NAME_KEYS = ("index", "table_name", "tableName")
 _PREFIXES = ("idx_", "text_pages_")
-MAX_INDEXES = 16
 
 
 def verify(app: App, req: Request) -> Response:
@@ -36,8 +36,8 @@ def verify(app: App, req: Request) -> Response:
         for key in (*_NAME_KEYS, "indexes"):
             payload.pop(key, None)
         payload["indexes"] = ids
-    req.audit["indexes"] = payload.get("indexes") or names
-    return Response.json(_shown(app.rag.verify(payload, req.request_id)))
+    return Response.json(_shown(app.rag.verify(payload, req.request_id)),
+                         audit={"indexes": payload.get("indexes") or names})
 
 
 def _named(data: dict[str, Any]) -> list[str]:

@@ -2,8 +2,9 @@
 
 Request bodies are streamed (`backend.web.BodyStream`: uploads run to hundreds of MB) and an unread
 rest is drained so the client sees the answer; every route is authorised by `backend.access`
-(rate limits, an audit row for a change); `/v1/` errors take OpenAI's shape; login cookies make CORS
-answers allow credentials. Message text never reaches the log at INFO.
+(rate limits, an audit row for a change, with the details its handler's `Response.audit` gives);
+`/v1/` errors take OpenAI's shape; login cookies make CORS answers allow credentials. Message text
+never reaches the log at INFO.
 """
 
 from __future__ import annotations
@@ -58,16 +59,17 @@ class GatewayHandler(JsonRequestHandler):
     def handle_route(self, route: Route, params: dict[str, str]) -> Response:
         app, method = self.server.app, self.command
         principal = app.auth.authenticate(self.headers, method, route.public)
-        rule = authorize(app.store, principal, method, route.pattern, params)
+        allowed = authorize(app.store, principal, method, route.pattern, params)
+        rule = allowed.rule
         if rule.limit and principal.kind == "user":
             app.auth.limiter.hit(rule.limit, principal.user_id or "")
         req = Request(method=method, path=self.url_path, query_string=self.query_string, headers=self.headers,
                       request_id=self.request_id, rfile=self.body, max_json_bytes=app.config.max_json_bytes,
-                      params=params, principal=principal, client=self.client_host)
+                      params=dict(allowed.params), principal=principal, client=self.client_host)
         resp = route.handler(app, req)
         if rule.audit and resp.status < 400:
-            _audit(app, principal.label, rule.audit, params.get(rule.target, ""), self.client_host,
-                   {"route": route.pattern, **req.audit})
+            _audit(app, principal.label, rule.audit, allowed.params.get(rule.target, ""), self.client_host,
+                   {"route": route.pattern, **resp.audit})
         return resp
 
     def error_response(self, err: DomainError) -> Response:

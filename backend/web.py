@@ -58,8 +58,6 @@ class Request:
     #: Who is asking (backend/authn.py); single-user mode is one unrestricted person.
     principal: Principal = SINGLE
     client: str = ""
-    #: What a handler adds to the audit row the server writes for its route (backend/access.py `Rule.audit`).
-    audit: dict[str, Any] = field(default_factory=dict)
     _body: bytes | None = None
 
     @property

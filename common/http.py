@@ -78,10 +78,12 @@ class Response:
     body: Any = None
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    #: Never sent: what the handler adds to the audit row the gateway writes for its route (backend/access.py).
+    audit: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def json(cls, data: Any, status: int = 200) -> Response:
-        return cls(status, data)
+    def json(cls, data: Any, status: int = 200, *, audit: Mapping[str, Any] | None = None) -> Response:
+        return cls(status, data, audit=audit or {})
 
     @classmethod
     def error(cls, err: DomainError) -> Response:

@@ -8,11 +8,12 @@ and message. Documentation/api.md lists the ranges (a test checks them against t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from common.errors import ApiError
+from common.filters import check_filters
 
 #: `retrieval_mode` (localGPT: `search_type`).
 MODES = ("hybrid", "vector_only", "fts_only")
@@ -26,6 +27,12 @@ MIN_COMPARED, MAX_COMPARED = 2, 4  # documents of a `compare` task
 MAX_QUERY_CHARS = 8000  # a question
 MAX_MESSAGE_CHARS = 20_000  # each message of a conversation (an answer is longer than its question)
 MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the last few)
+MAX_MODEL_CHARS = 200  # a model name (`model`, a session's model)
+MAX_INDEXES = 16  # indexes one question (or one verification) searches
+MAX_EMBEDDING_MODEL_CHARS = 300  # a build's `embedding_model` (a model id or an embedder name)
+#: A session or turn id the RAG API takes; a turn id the gateway stores is one of these without '.' or ':'.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+TURN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 _KIND = {bool: "true or false", int: "an integer", str: "a string", dict: "an object", list: "a list"}
@@ -46,6 +53,8 @@ class Option:
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()  # another product's name for it (localGPT's `search_type`)
     code: str = "invalid_option"
+    #: A further check of a value of the right type (the filter grammar), returning the value or raising the 400.
+    grammar: Callable[[Any], Any] | None = None
 
     def check(self, value: Any) -> Any:
         """The value, checked (an integral float is that integer); anything else is a 400 naming the option."""
@@ -60,7 +69,15 @@ class Option:
             self._refuse(f"must be between {self.low} and {self.high}, got {value}")
         if self.kind is str and self.high is not None and not 1 <= len(value.strip()) <= len(value) <= self.high:
             self._refuse(f"must be a non-empty string of at most {self.high} characters")
-        return value
+        return value if self.grammar is None else self.grammar(value)
+
+    def accepts(self, value: Any) -> bool:
+        """Whether `check` takes the value (for a door that drops a value it cannot use rather than refuse it)."""
+        try:
+            self.check(value)
+        except ApiError:
+            return False
+        return True
 
     def _refuse(self, why: str) -> None:
         raise ApiError(400, self.code, f"{self.name} {why}")
@@ -72,13 +89,13 @@ CHAT = (
     Option("retrieval_k", int, "k", 1, 1000),
     Option("reranker_top_k", int, "top_k", 1, 100),
     Option("ai_rerank", bool, "rerank"),
-    Option("filters", dict, "filters", code="invalid_filters"),  # its grammar: rag_system/retrieval/filters.py
+    Option("filters", dict, "filters", code="invalid_filters", grammar=check_filters),
     Option("context_expand", bool, "context_expand"),
     Option("context_window_size", int, "context_window_size", 0, 10),
     Option("query_decompose", bool, "query_decompose"),
     Option("verify", bool, "verify"),
     Option("force_rag", bool, "force_rag"),
-    Option("model", str, "model", high=200),
+    Option("model", str, "model", high=MAX_MODEL_CHARS),
     Option("backend", str, "backend", choices=BACKENDS, code="invalid_backend"),
     Option("provence_prune", bool, "prune"),  # localGPT's sentence pruning: Docent's evidence excerpts
     Option("compose_sub_answers", bool, ""),  # localGPT's: no field, answered with a warning

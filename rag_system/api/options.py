@@ -13,15 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import bad_request
-from common.options import (BACKENDS, BY_NAME, CHAT, CHUNK_SIZE, MAX_HISTORY, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS,
-                            MAX_TOKENS, RETRIEVE, normalise_keys, read_options)
+from common.options import (BACKENDS, BY_NAME, CHAT, CHUNK_SIZE, ID_PATTERN, MAX_EMBEDDING_MODEL_CHARS, MAX_HISTORY,
+                            MAX_INDEXES, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, MAX_TOKENS, RETRIEVE, normalise_keys,
+                            read_options)
 from rag_system.agent.types import Turn
 from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
-from rag_system.retrieval.filters import FilterError, compile_filters
 
-MAX_INDEXES = 16
 MAX_PATHS = 10000
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 LEGACY_TABLE_PREFIX = "text_pages_"  # localGPT's table names for an index id
 
 
@@ -140,14 +138,8 @@ def indexes_of(body: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _filters(sent: dict[str, Any]) -> dict[str, Any] | None:
-    value = sent.get("filters")
-    if value is None:
-        return None
-    try:
-        compile_filters(value)
-    except FilterError as exc:
-        raise bad_request(f"invalid filters: {exc}", "invalid_filters") from exc
-    return dict(value) or None
+    """The filters `read_options` checked against their grammar (`common/filters.py`); `{}` is none."""
+    return dict(sent.get("filters") or {}) or None
 
 
 def _history(body: dict[str, Any]) -> tuple[Turn, ...] | None:
@@ -187,8 +179,8 @@ def parse_chat(raw: Any) -> ChatOptions:
         warnings = ("compose_sub_answers is not applied: a decomposed question is answered once, from the "
                     "evidence of all its sub-queries, with each claim checked against it",)
     return ChatOptions(query=query, indexes=indexes_of(body),
-                       session_id=_str(body, "session_id", max_len=128, pattern=_ID),
-                       turn_id=_str(body, "turn_id", max_len=128, pattern=_ID),
+                       session_id=_str(body, "session_id", max_len=128, pattern=ID_PATTERN),
+                       turn_id=_str(body, "turn_id", max_len=128, pattern=ID_PATTERN),
                        chosen=PipelineOptions(**chosen), history=_history(body), warnings=warnings)
 
 
@@ -223,7 +215,7 @@ def parse_index(raw: Any) -> IndexRequest:
         raise bad_request("remove_paths must be a list of indexed paths", "invalid_paths")
     return IndexRequest(index=index_name(name), paths=tuple(paths), embedder=embedder_option(body),
                         chunk_size=sent.get("chunk_size"),
-                        embedding_model=_str(body, "embedding_model", max_len=300),
+                        embedding_model=_str(body, "embedding_model", max_len=MAX_EMBEDDING_MODEL_CHARS),
                         remove=tuple(str(Path(p).resolve()) for p in remove))
 
 

@@ -1,4 +1,5 @@
-"""One option table, both services running: the same bad chat option is refused alike, before anything is stored.
+"""One option table, both services running: the same bad chat option or filter is refused alike, before anything
+is stored.
 
 The same values go to the gateway's `POST /sessions/<id>/messages` and to the RAG API's `/chat`;
 both answer with the same status, code and message, and the session's history is unchanged after
@@ -24,6 +25,11 @@ BAD = (
     {"backend": "gpt-17"}, {"task": "translate"}, {"task": "summary", "documents": ["a.pdf", "b.pdf"]},
     {"ai_rerank": "yes"}, {"filters": ["document_name"]}, {"model": ""}, {"verify": 1},
     {"retrieval_k": 4, "retrievalK": 5}, {"search_type": "fts_only", "retrieval_mode": "hybrid"},
+    # the filter grammar (common/filters.py): the gateway checked only that filters was an object
+    {"filters": {"author": "x"}}, {"filters": {"document_name": []}}, {"filters": {"document_name": {"like": "%"}}},
+    {"filters": {"page": {"gte": -1}}}, {"filters": {"page": {"near": 1}}}, {"filters": {"page": "3"}},
+    {"filters": {"block_type": "image"}}, {"filters": {"file_type": "pdf' OR 1=1 --"}},
+    {"filters": {"chunk_index": {"lte": 2**40}}}, {"filters": {"document_id": ["ok", 7]}},
 )
 
 

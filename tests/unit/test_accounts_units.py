@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from backend.access import POLICY, rule_for
+from backend.access import POLICY, authorize, rule_for
 from backend.config import GatewayConfig, GatewayConfigError, load_gateway_config
 from backend.passwords import PasswordPolicyError, hash_password, verify_password
+from backend.principal import Principal
 from backend.ratelimit import RateLimiter
 from backend.routes import ALL_ROUTES, TABLE
 from backend.store import Store
@@ -144,3 +145,26 @@ def test_the_web_app_never_hands_the_service_token_out_with_accounts(tmp_path: P
     grants.load_secret("", tmp_path, create=True)  # the first user was created
     assert "apiToken" not in config.public()
     assert "apiToken" not in load_config(env={**env, "DOCENT_AUTH": "accounts", "DOCENT_DATA_DIR": "/nonexistent"}).public()
+
+
+def test_the_access_check_returns_the_resolved_document_and_leaves_the_params_alone(tmp_path: Path) -> None:
+    """A document asked for by its content hash is served as the readable copy's id, which `authorize`
+    returns; the caller's parameters are not rewritten, and a document of an unshared index is a 403."""
+    store = Store(tmp_path / "b.db")
+    admin = store.create_user("root", "admin", hash_password("root password"))
+    eve = store.create_user("eve", "editor", hash_password("eve password"))
+    iid = store.create_index("shared")["id"]
+    sha = "ab" * 32
+    doc = store.add_document(filename="a.pdf", stored_path="/x/a.pdf", sha256=sha, size=1, index_id=iid)
+    pattern, asked = "/documents/{document_id}/file", {"document_id": f"{sha}-2"}
+    who = Principal("user", user_id=eve["id"], username="eve", role="editor")
+    with pytest.raises(ApiError) as refused:
+        authorize(store, who, "GET", pattern, asked)
+    assert refused.value.code == "document_forbidden"
+    store.put_share(iid, eve["id"], "read")
+    allowed = authorize(store, who, "GET", pattern, asked)
+    assert allowed.params == {"document_id": doc["id"]} and allowed.rule is rule_for("GET", pattern)
+    assert asked == {"document_id": f"{sha}-2"}
+    assert authorize(store, Principal("user", user_id=admin["id"], role="admin"), "GET", pattern, asked).params \
+        == {"document_id": doc["id"]}
+    store.close()

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from backend.build_options import read_build_options
+from backend.handlers_chat import turn_id_of
 from backend.options import normalize_options
 from common.errors import ApiError
 from common.options import CHAT, CHUNK_SIZE, MAX_TOKENS, Option
 from rag_system.agent.pipeline import _RETRIEVAL_KEYS, ChatRequest
-from rag_system.api.options import PipelineOptions, parse_chat, parse_index
+from rag_system.api.options import PipelineOptions, parse_chat, parse_index, parse_retrieve
 from testkit import REPO_ROOT
 
 _WRONG_TYPE: dict[type, Any] = {bool: "yes", int: "5", str: 7, dict: ["document_name"], list: "a.pdf"}
@@ -53,6 +54,35 @@ def test_the_gateway_and_the_rag_api_refuse_a_chat_option_alike(options: dict[st
     assert gateway == refusal(parse_chat, {"query": "q", **options})
     assert gateway[0] == 400 and gateway[1] in ("invalid_option", "conflicting_option", "invalid_retrieval_mode",
                                                 "invalid_backend", "invalid_task", "invalid_filters")
+
+
+#: Every shape the filter grammar (common/filters.py) refuses: each field, each way a value can be wrong.
+BAD_FILTERS = (
+    [], "page = 1", 5, {"author": "x"}, {"Document_Name": "a.pdf"}, {"document_name": ""}, {"document_name": 5},
+    {"document_name": None}, {"document_name": []}, {"document_name": ["a.pdf", 7]},
+    {"document_name": ["x"] * 1001}, {"document_name": "x" * 1025}, {"document_id": "a\x00b"},
+    {"document_name": {"like": "%"}}, {"document_name": {"in": "a.pdf"}}, {"document_name": {"eq": "a", "in": ["b"]}},
+    {"document_id": {}}, {"block_type": "image"}, {"block_type": ["table", "figure"]}, {"file_type": "pdf' OR 1=1 --"},
+    {"file_type": ".toolongextension"}, {"file_type": ""}, {"page": {"gte": -1}}, {"page": {"gte": "1; DROP"}},
+    {"page": {"near": 1}}, {"page": True}, {"page": "3"}, {"page": {}}, {"page": [1, 2]}, {"page": {"lte": 2.5}},
+    {"chunk_index": {"lte": 2**40}}, {"chunk_index": -3}, {"page": 2, "colour": "red"},
+)
+
+
+@pytest.mark.parametrize("filters", BAD_FILTERS, ids=[repr(f)[:50] for f in BAD_FILTERS])
+def test_the_gateway_and_the_rag_api_refuse_a_filter_alike(filters: Any) -> None:
+    gateway = refusal(normalize_options, {"message": "q", "filters": filters})
+    assert gateway == refusal(parse_chat, {"query": "q", "filters": filters})
+    assert gateway == refusal(parse_retrieve, {"query": "q", "index": "kb", "filters": filters})
+    assert gateway[:2] == (400, "invalid_filters")
+    assert gateway[2].startswith(("invalid filters: ", "filters must be an object")), gateway
+
+
+def test_good_filters_pass_both_services_as_sent() -> None:
+    filters = {"document_name": {"in": ["a.pdf"]}, "page": {"gte": 2, "lte": 5}, "file_type": ".PDF",
+               "block_type": ["table"], "document_id": "ab", "chunk_index": 3}
+    assert normalize_options({"filters": filters}) == {"filters": filters}
+    assert parse_chat({"query": "q", "filters": filters}).pipeline == {"filters": filters}
 
 
 @pytest.mark.parametrize("size", bad_values(CHUNK_SIZE))
@@ -102,3 +132,12 @@ def test_the_documented_ranges_are_the_table() -> None:
     low, high = CHUNK_SIZE.low, CHUNK_SIZE.high
     assert f"`chunk_size` (optional, {low}-{high})" in doc
     assert f"`chunkSize` is applied ({low}-{high}," in (REPO_ROOT / "Documentation" / "api-gateway.md").read_text()
+
+
+@pytest.mark.parametrize("turn_id", ["_x", "-x", "a.b", "a:b", "", "x" * 129, "a b"])
+def test_a_turn_id_the_rag_api_refuses_is_refused_by_the_gateway_before_it_stores_it(turn_id: str) -> None:
+    with pytest.raises(ApiError):
+        turn_id_of({"turn_id": turn_id}, required=True)
+    if turn_id[:1] in ("_", "-", ""):  # the RAG API refuses these too ('.' and ':' it takes, the gateway never did)
+        assert refusal(parse_chat, {"query": "q", "turn_id": turn_id})[:2] == (400, "invalid_option")
+    assert turn_id_of({"turn_id": "a_b-9"}, required=True) == "a_b-9"
