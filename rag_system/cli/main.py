@@ -14,18 +14,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_system.answer_cli import add_commands as add_answer_commands
-from rag_system.answer_cli import checked_query_options, run_ask, run_chat, run_task
+from rag_system.cli.answer import add_commands as add_answer_commands
+from rag_system.cli.answer import checked_query_options, run_ask, run_chat, run_task
 from rag_system.api.main import add_command as add_api_command
 from rag_system.api.main import run_api
-from rag_system.library_cli import LIBRARY_COMMANDS, add_library_commands, run_library_command
+from rag_system.cli.library import LIBRARY_COMMANDS, add_library_commands, run_library_command
 from rag_system.mcp.main import add_command as add_mcp_command
 from rag_system.mcp.main import run_mcp
 from rag_system.config import ConfigError, load_settings
-from rag_system.progress import ProgressReporter
-from rag_system.remote_index import RemoteBuildError, index_through
-from rag_system.running_api import ApiCallError, RunningApi, find_running_api
-from rag_system.verify_cli import add_verify_command, run_verify
+from rag_system.cli.progress import ProgressReporter
+from rag_system.cli.remote_index import RemoteBuildError, index_through
+from rag_system.cli.running_api import ApiCallError, RunningApi, find_running_api
+from rag_system.cli.verify import add_verify_command, run_verify
 
 log = logging.getLogger("rag_system.cli")
 
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "retrieve":
         return _cmd_retrieve(args, settings)
     if args.command == "reembed":
-        from rag_system.reembed_cli import run_reembed
+        from rag_system.cli.reembed import run_reembed
 
         return run_reembed(args, settings)
     if args.command == "chat":

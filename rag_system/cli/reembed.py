@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any
 
-from rag_system.progress import ProgressReporter
-from rag_system.running_api import find_running_api
+from rag_system.cli.progress import ProgressReporter
+from rag_system.cli.running_api import find_running_api
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 

@@ -1,6 +1,6 @@
 """CLI commands about the library as a whole: which embedders exist (`embedders`), synced folders (`sync`).
 
-Kept apart from `cli.py` so the index/retrieve commands stay small; output
+Kept apart from `main.py` so the index/retrieve commands stay small; output
 goes to stdout (`--json` for scripts), errors to stderr.
 """
 
