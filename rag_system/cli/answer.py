@@ -192,8 +192,8 @@ def _remove(workdir: Path, patience_s: float = 5.0) -> None:
 def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], cancel: threading.Event) -> int:
     from rag_system.agent.pipeline import QueryPipeline
     from rag_system.generation.registry import BackendRegistry, UnknownBackendError
-    from rag_system.indexing.embedder_base import EmbedderLoadError
-    from rag_system.indexing.embedders import shared_embedder
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import shared_embedder
     from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
     from rag_system.retrieval.engine import RetrievalEngine
     from rag_system.retrieval.filters import FilterError

@@ -153,8 +153,8 @@ def _index_result(args: argparse.Namespace, settings, on_event) -> dict[str, Any
             return remote
         sys.stderr.write(f"(the RAG API at {api.url} cannot build these paths; building here)\n")
     from rag_system.indexing.builder import build_index
-    from rag_system.indexing.embedder_base import EmbedderLoadError
-    from rag_system.indexing.embedders import UnknownEmbedderError
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import UnknownEmbedderError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
 
     try:
@@ -177,8 +177,8 @@ def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no
     api = None if args.local else find_running_api(settings)
     if api is not None:
         return _retrieve_through(api, args, filters)
-    from rag_system.indexing.embedder_base import EmbedderLoadError
-    from rag_system.indexing.embedders import shared_embedder
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import shared_embedder
     from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
     from rag_system.retrieval.engine import RetrievalEngine
 

@@ -124,7 +124,7 @@ def _local(body: dict[str, Any], settings: Any) -> dict[str, Any] | int:
     try:
         engine = None
         if request.indexes:
-            from rag_system.indexing.embedders import shared_embedder
+            from rag_system.embedding.registry import shared_embedder
             from rag_system.retrieval.engine import RetrievalEngine
 
             engine = RetrievalEngine(settings, shared_embedder(settings))
