@@ -15,7 +15,7 @@ import threading
 from common.errors import DomainError
 from common.options import MAX_COMPARED, MIN_COMPARED
 from rag_system.generation.llm import GenerationParams, LLMBackend
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
 from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
 from rag_system.tasks.parts import NOT_STATED, Part, checked, from_model, from_pick
