@@ -184,7 +184,7 @@ class Embedder(EmbedderBase):
         embeds), every arena kept its own set of activation buffers: the
         process grew to 3.9 GB under the 16-client benchmark at a million
         chunks, against 2.0 GB for /retrieve alone (Documentation/evaluation.md,
-        "A million chunks", third round). Passes were already one at a time
+        "A million chunks"). Passes were already one at a time
         (one model), so running them on one thread costs only the hand-over.
         """
         return self._worker.submit(self._forward, texts).result()
@@ -250,7 +250,7 @@ class Embedder(EmbedderBase):
         product wait for the slower core; with the other core busy (any other
         work on a 2-core machine) passes took 13-48 ms and sometimes 400 ms,
         against a steady 8-10 ms on one thread (Documentation/evaluation.md, "A
-        million chunks", third round). Batches keep every configured thread.
+        million chunks"). Batches keep every configured thread.
         """
         torch = self._torch
         threads = 1 if len(texts) <= SMALL_BATCH else self._threads

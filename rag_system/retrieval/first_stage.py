@@ -82,7 +82,7 @@ class FirstStage:
                     for terms, column in (_fts_rankings(table, query, options.fts_exact)
                                           if mode in ("hybrid", "fts_only") else [])]
         # The full-text legs start before the question is embedded: the embedding takes one core
-        # (rag_system/embedding/onnx_query.py), LanceDB's threads the other (evaluation.md, fourth round).
+        # (rag_system/embedding/onnx_query.py), LanceDB's threads the other (evaluation.md, "A million chunks").
         fts_pending = legs.start(fts_legs)
         vectors: list[Any] = []
         if mode in ("hybrid", "vector_only"):
