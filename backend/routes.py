@@ -56,7 +56,7 @@ TABLE: tuple[Route, ...] = (
     Route("GET", "/feedback", feedback.export),
     Route("GET", "/documents/{document_id}/pages/{page}.png", documents.page_image),
     Route("GET", "/documents/{document_id}/file", documents.original_file),
-    Route("POST", "/verify", verify.verify),  # the verifier on any text (issue 41); indexes checked in the handler
+    Route("POST", "/verify", verify.verify),  # the verifier on any text; indexes checked in the handler
     # The OpenAI-compatible door (model `docent/<index name>`), same bearer token.
     Route("GET", "/v1/models", openai.list_models),
     Route("POST", "/v1/chat/completions", openai.chat_completions),

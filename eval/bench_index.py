@@ -83,7 +83,7 @@ def _timed(call: Any) -> tuple[float, float]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from rag_system.config import load_settings
     from rag_system.indexing.builder import PROGRESS_BATCH, build_index
-    from rag_system.indexing.lazy_embedder import LazyEmbedder, build_embedder
+    from rag_system.embedding.lazy import LazyEmbedder, build_embedder
     from rag_system.indexing.store import ChunkTable, open_store
 
     sources = _sources(args)
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m eval.bench_index", description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", type=Path, default=Path("../shared/eval-data"))
     p.add_argument("--docs", type=Path, help="benchmark your own folder instead")
-    from rag_system.indexing.embedders import NAMES
+    from rag_system.embedding.registry import NAMES
 
     p.add_argument("--embedder", default="minilm", choices=NAMES,
                    help="which packaged embedder indexes and is timed alone (default: minilm)")

@@ -119,7 +119,7 @@ def _ann_index(big: Any) -> tuple[str, float]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from rag_system.config import load_settings
-    from rag_system.indexing.embedder import Embedder
+    from rag_system.embedding.minilm import Embedder
     from rag_system.indexing.store import ChunkTable, open_store
     from rag_system.retrieval.engine import RetrievalEngine
 

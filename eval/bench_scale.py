@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     from backend.store import Store
     from rag_system.config import load_settings
     from rag_system.indexing.builder import build_index
-    from rag_system.indexing.embedder import Embedder
+    from rag_system.embedding.minilm import Embedder
 
     report: dict[str, Any] = {"corpus": args.corpus, "queries": len(queries), "clients": args.clients}
     with tempfile.TemporaryDirectory(prefix="docent-bench-scale-") as tmp, seaweed(Path(tmp) / "s3") as s3:

@@ -146,7 +146,7 @@ def _summarise(timings: list[dict]) -> dict[str, Any]:
 
 def one_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
     from rag_system.config import load_settings
-    from rag_system.indexing.embedder import Embedder
+    from rag_system.embedding.minilm import Embedder
     from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
     from rag_system.indexing.window_vectors import VECTORS_SUFFIX
     from rag_system.indexing.windows import WINDOWS_SUFFIX

@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     from eval.run_eval import _overrides
     from rag_system.config import load_settings
-    from rag_system.indexing.embedders import shared_embedder
+    from rag_system.embedding.registry import shared_embedder
 
     settings = load_settings().with_overrides(data_dir=str(args.cache_dir), **_overrides(args.set))
     corpus = custom_corpus(args.docs, args.gold, args.case_sensitive) if args.docs \

@@ -150,7 +150,7 @@ def evaluate(jobs: list[Job], settings: Any, args: argparse.Namespace, rows_from
     from rag_system.agent.pipeline import QueryPipeline
     from rag_system.generation.registry import BackendRegistry
     from rag_system.indexing.builder import build_index
-    from rag_system.indexing.embedder import Embedder
+    from rag_system.embedding.minilm import Embedder
     from rag_system.retrieval.engine import RetrievalEngine
 
     embedder = Embedder.from_settings(settings)

@@ -66,7 +66,7 @@ def _index_name(corpus: Corpus, settings: Any) -> str:
     resolved, so `--data-dir ../shared/eval-data` and its absolute spelling
     share one cached index.
     """
-    from rag_system.indexing.embedders import default_name
+    from rag_system.embedding.registry import default_name
 
     key = json.dumps([corpus.index_as or corpus.name, [str(s.resolve()) for s in corpus.sources],
                       settings.chunk_tokens,
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     from rag_system.config import load_settings
-    from rag_system.indexing.embedders import shared_embedder
+    from rag_system.embedding.registry import shared_embedder
 
     overrides = _overrides(args.set)
     settings = load_settings().with_overrides(data_dir=str(args.cache_dir), **overrides)
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         sys.stderr.write("error: missing evaluation data: " + ", ".join(missing) + "\n")
         return 2
-    from rag_system.indexing.embedders import default_name
+    from rag_system.embedding.registry import default_name
 
     names = [n.strip() for n in args.embedders.split(",")] if args.embedders else [default_name(settings)]
     all_runs: list[dict[str, Any]] = []

@@ -2,7 +2,7 @@
 
 import sys
 
-from rag_system.cli import main
+from rag_system.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

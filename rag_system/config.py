@@ -48,7 +48,7 @@ class Settings:
     embedding_max_tokens: int = field(default=512, metadata=_env("EMBEDDING_MAX_TOKENS"))
     embedding_precision: str = field(default="auto", metadata=_env("EMBEDDING_PRECISION"))
     embedding_device: str = field(default="auto", metadata=_env("EMBEDDING_DEVICE"))
-    # Questions on ONNX Runtime (rag_system/indexing/onnx_query.py) or PyTorch; the export's cache folder.
+    # Questions on ONNX Runtime (rag_system/embedding/onnx_query.py) or PyTorch; the export's cache folder.
     embedding_query_runtime: str = field(default="onnx", metadata=_env("EMBEDDING_QUERY_RUNTIME"))
     embedding_onnx_dir: str = field(default="", metadata=_env("EMBEDDING_ONNX_DIR"))
     torch_threads: int = field(default=0, metadata=_env("DOCENT_TORCH_THREADS"))
@@ -218,7 +218,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _OCR_ENGINES = ("auto", "rapidocr", "tesseract", "none")
 _PRECISIONS = ("auto", "fp32", "bf16")
-_EMBEDDERS = ("auto", "minilm", "bge-small", "bge-small-fp32", "e5-small")  # rag_system/indexing/embedders.py
+_EMBEDDERS = ("auto", "minilm", "bge-small", "bge-small-fp32", "e5-small")  # rag_system/embedding/registry.py
 _FTS_LANGUAGES = ("auto", "en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "ru", "id",
                   "ja", "zh", "ko")  # rag_system/indexing/languages.py
 _CONTEXTS = ("none", "headings", "document")

@@ -2,7 +2,7 @@
 
 localGPT's users (and its scripts) start the RAG engine as `python -m rag_system.main api` and
 index or chat with `python -m rag_system.main index|chat …`. Those are the same commands as
-`python -m rag_system …` (rag_system/cli.py), so this module only hands its arguments over.
+`python -m rag_system …` (rag_system/cli/main.py), so this module only hands its arguments over.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from rag_system.cli import main as cli_main
+    from rag_system.cli.main import main as cli_main
 
     return cli_main(list(sys.argv[1:] if argv is None else argv))
 

@@ -21,7 +21,7 @@ def offline() -> None:
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
     """The real packaged MiniLM, loaded once for the whole run."""
-    from rag_system.indexing.embedder import Embedder
+    from rag_system.embedding.minilm import Embedder
 
     return Embedder(threads=0)
 

@@ -1,4 +1,4 @@
-"""A hand-written claims set for checking a citation verifier (issue 41).
+"""A hand-written claims set for checking a citation verifier.
 
 Each row is one answer sentence that cites real passages of the shared corpora
 or of Debian's documentation packages, labelled supported, contradicted or

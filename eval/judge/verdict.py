@@ -53,7 +53,7 @@ def judge_trust(payload: dict[str, Any], *, documented: str | None = None, polar
     taken = stance(claims, documented) if documented is not None else None
     out["stance"] = taken
     out["stance_error"] = None if polarity is None or taken is None else taken != polarity
-    # A yes/no question's answer says its "Yes" or "No" in words, and the right one (issue 41).
+    # A yes/no question's answer says its "Yes" or "No" in words, and the right one.
     said = reply_word(payload.get("answer") or "")
     out["reply"] = said
     out["reply_right"] = None if polarity is None else said == ("no" if polarity == "negative" else "yes")

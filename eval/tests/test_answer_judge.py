@@ -1,4 +1,4 @@
-"""The eval-side answer judges on real answer and corpus strings (issue 18's cases among them)."""
+"""The eval-side answer judges on real answer and corpus strings, the mistakes they once made among them."""
 
 from __future__ import annotations
 

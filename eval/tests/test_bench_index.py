@@ -28,7 +28,7 @@ def _corpus(folder: Path) -> Path:
 def test_the_reference_embeds_every_window_the_pipeline_embedded(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
     from rag_system.chunking.parts import chunk_file
     from rag_system.indexing.builder import chunker_options
-    from rag_system.indexing.lazy_embedder import build_embedder
+    from rag_system.embedding.lazy import build_embedder
     from rag_system.ingestion import convert
 
     folder = _corpus(tmp_path / "docs")

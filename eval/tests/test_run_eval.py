@@ -36,7 +36,7 @@ def test_custom_folder_and_gold_file(tmp_path: Path) -> None:
 def test_reranked_order_is_reported_beside_the_first_stage(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     import pytest
 
-    from rag_system.indexing.model_files import RERANKER_INT8, installed, models_root
+    from rag_system.embedding.model_files import RERANKER_INT8, installed, models_root
 
     if not installed(RERANKER_INT8, models_root()):
         pytest.skip("the cross-encoder's model files are not fetched: run `make setup`")

@@ -40,10 +40,11 @@ from rag_system.grounding.terms import (compound_set, compound_words, initialism
                                          spelled_elsewhere, term_set)
 from rag_system.retrieval.context_line import candidate_body
 from rag_system.retrieval.vocabulary import unmentioned
-from rag_system.retrieval.packer import PackedContext, pack, widen
+from rag_system.retrieval.evidence import PackedContext
+from rag_system.retrieval.packer import pack, widen
 from rag_system.retrieval.types import RetrievalOptions
 from rag_system.tasks.documents import catalogue, resolve
-from rag_system.tasks.inspect import answer_trace
+from rag_system.retrieval.inspector import answer_trace
 from rag_system.tasks.routing import nameless_summary, scope_phrase
 from rag_system.tasks.runner import TaskResponse, TaskRunner
 

@@ -19,14 +19,14 @@ from rag_system.api.building import building_warnings
 from rag_system.api.model_choice import model_warnings, with_session_model
 from rag_system.api.messages import Request, Stream
 from rag_system.api.options import ChatOptions, parse_chat, parse_retrieve
-from rag_system.api.turns import Turn
+from rag_system.api.turns import TurnRecorder
 from rag_system.generation.synthesis import Cancelled
-from rag_system.tasks.inspect import retrieval_trace
+from rag_system.retrieval.inspector import retrieval_trace
 
 log = logging.getLogger(__name__)
 
 
-def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
+def _prepare(request: Request) -> tuple[ChatOptions, TurnRecorder]:
     service = request.service
     options = parse_chat(service.names.resolve_body(request.json(), request.caller.may_read))
     request.caller.require_indexes(options.indexes)  # before anything is retrieved
@@ -46,10 +46,10 @@ def _prepare(request: Request) -> tuple[ChatOptions, Turn]:
     except ValueError as exc:
         raise ApiError(400, "invalid_option", str(exc)) from exc
     log.debug("chat %s: %d indexes, options %s", request.request_id, len(options.indexes), options.pipeline)
-    return options, Turn(options, chat_request)
+    return options, TurnRecorder(options, chat_request)
 
 
-def _save(request: Request, turn: Turn) -> None:
+def _save(request: Request, turn: TurnRecorder) -> None:
     if turn.options.session_id:
         request.service.saver.submit(turn.options.session_id, turn.record_for_gateway())
 

@@ -14,7 +14,7 @@ from rag_system.api.options import index_name, parse_index
 from rag_system.api.paths import checked_paths
 from rag_system.config import Settings
 from rag_system.indexing.embedder_choice import recorded_embedder
-from rag_system.indexing.embedders import CHOICES, name_for_model
+from rag_system.embedding.registry import CHOICES, name_for_model
 
 #: How long `DELETE /indexes/<name>` waits for the writer before answering 202.
 DELETE_WAIT_S = 120.0

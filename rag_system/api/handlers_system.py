@@ -9,7 +9,7 @@ from common.http import Response
 from rag_system.api.messages import Request
 from rag_system.api.access import Caller
 from rag_system.indexing.embedder_choice import index_embedders
-from rag_system.indexing.embedders import listing as embedder_listing
+from rag_system.embedding.registry import listing as embedder_listing
 
 log = logging.getLogger(__name__)
 

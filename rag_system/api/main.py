@@ -40,7 +40,7 @@ def run_api(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     from rag_system.api.app import Service
     from rag_system.api.server import serve
-    from rag_system.indexing.embedder_base import EmbedderLoadError
+    from rag_system.embedding.base import EmbedderLoadError
 
     try:
         service = Service(settings)

@@ -76,7 +76,7 @@ class RetrieveOptions:
 class IndexRequest:
     index: str
     paths: tuple[str, ...]
-    embedder: str | None = None  # the embedder of a new index (rag_system/indexing/embedders.py)
+    embedder: str | None = None  # the embedder of a new index (rag_system/embedding/registry.py)
     chunk_size: int | None = None  # chunk budget in tokens for the files this build (re)indexes
     embedding_model: str | None = None  # localGPT's name for the embedder: a model id (or an embedder name)
     remove: tuple[str, ...] = ()  # indexed paths this build drops (a replaced upload's previous version)
@@ -221,7 +221,7 @@ def parse_index(raw: Any) -> IndexRequest:
 
 def embedder_option(body: dict[str, Any]) -> str | None:
     """`embedder`: a registered embedder name, or absent (the index's own, or the default)."""
-    from rag_system.indexing.embedders import CHOICES
+    from rag_system.embedding.registry import CHOICES
 
     value = body.get("embedder")
     if value is None or value == "":

@@ -24,7 +24,9 @@ _SAVED_AT_TOP = frozenset({"answer", "response", "answer_source", "citations", "
                            "token_usage", "timings_ms"})
 
 
-class Turn:
+class TurnRecorder:
+    """The API's record of the exchange in progress; `agent.types.Turn` is one message of the history."""
+
     def __init__(self, options: ChatOptions, request: ChatRequest) -> None:
         self.options = options
         self.request = request

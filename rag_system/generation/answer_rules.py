@@ -18,7 +18,7 @@ from rag_system.generation.llm import GenerationParams
 from rag_system.generation.meaning import Meaning
 from rag_system.grounding.quantities import asks_quantity, states_quantity
 from rag_system.grounding.terms import ask_coverage, strip_markers, support
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 
 
 @dataclass(frozen=True)

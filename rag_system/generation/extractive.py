@@ -24,7 +24,7 @@ import docent_native
 from rag_system.grounding.quantities import asked_dimension, asks_quantity, states_quantity
 from rag_system.generation.meaning import Meaning
 from rag_system.grounding.terms import key_terms, term_set
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 
 MIN_OVERLAP = 0.1  # low on purpose: off-topic questions are refused before this runs
 RANK_DECAY = 0.15  # score x 1 / (1 + RANK_DECAY * block rank)

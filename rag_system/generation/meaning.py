@@ -26,7 +26,7 @@ from rag_system.grounding.terms import specific_words
 
 
 class SentenceEmbedder(Protocol):
-    """What `Meaning` needs of an embedder (`rag_system.indexing.embedder.Embedder` and the e5 one)."""
+    """What `Meaning` needs of an embedder (`rag_system.embedding.minilm.Embedder` and the e5 one)."""
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
 

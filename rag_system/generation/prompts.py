@@ -16,7 +16,7 @@ import re
 
 from rag_system.generation.language import is_translated_refusal, language_rule
 from rag_system.generation.llm import Message
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 
 REFUSAL_TEXT = "The documents do not contain enough information to answer this question."
 

@@ -50,7 +50,7 @@ from rag_system.grounding.quantities import asks_quantity, other_quantity, state
 from rag_system.generation.release import Release
 from rag_system.grounding.yes_no import sources_answer, with_reply
 from rag_system.grounding.terms import coverage
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 
 log = logging.getLogger(__name__)
 

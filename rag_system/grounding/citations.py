@@ -22,7 +22,7 @@ from rag_system.grounding.terms import MARKER, is_yes_no, key_terms, stem, strip
 from rag_system.grounding.findings import SUPPORTED, SentenceCheck
 from rag_system.grounding.verifier import Source
 from rag_system.grounding.verifier import verify as verify_text
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 
 if TYPE_CHECKING:
     from docent_native import BadQuote, CitedSentence

@@ -16,7 +16,7 @@ from rag_system.indexing.languages import all_function_words
 
 # What a question's key terms skip: also the function words of the other languages documents come in
 # (rag_system/indexing/languages.py), so "Wie ... ich ... ein" in a German question are not key terms that
-# German evidence "lacks" (issue 21). Chunking (cohesion.py) keeps the English list (common.lexicon).
+# German evidence "lacks". Chunking (cohesion.py) keeps the English list (common.lexicon).
 QUESTION_STOP_WORDS = STOP_WORDS | (all_function_words() - {"die", "come", "son"})
 
 

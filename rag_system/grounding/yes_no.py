@@ -13,7 +13,7 @@ import re
 
 from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 
 
 def sources_answer(question: str, blocks: list[EvidenceBlock]) -> str | None:

@@ -9,7 +9,7 @@ A RAG API answering 16 clients at a million chunks, with LanceDB's I/O
 threads coming and going, grew to 3.0 GB that way and kept growing; with the
 threshold fixed at 1 MiB, buffers above it are unmapped when freed, and the
 same benchmark peaked at 2.5 GB (Documentation/evaluation.md, "A million
-chunks", third round). Fixing it also stops the raising. The RAG API does it
+chunks"). Fixing it also stops the raising. The RAG API does it
 when it opens its query connection (`connection.open_store`); elsewhere than
 glibc this does nothing.
 """

@@ -28,13 +28,13 @@ from rag_system.chunking.parts import chunk_file
 from rag_system.config import Settings
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.build_stages import EMBED_GROUP_CHUNKS, Ahead, Behind, short_switch_interval
-from rag_system.indexing.e5 import E5Embedder
-from rag_system.indexing.embedder import Embedder
+from rag_system.embedding.e5 import E5Embedder
+from rag_system.embedding.minilm import Embedder
 from rag_system.indexing.embedder_choice import choose_embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
 from rag_system.indexing.group_writer import PROGRESS_BATCH, GroupWriter, shared_elsewhere
 from rag_system.indexing.languages import fts_options
-from rag_system.indexing.lazy_embedder import LazyEmbedder
+from rag_system.embedding.lazy import LazyEmbedder
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
 from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, open_store, validate_index_name

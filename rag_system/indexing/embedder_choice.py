@@ -1,6 +1,6 @@
 """Which embedder an index is built and queried with: the one its table records, else the one asked for.
 
-The registry (rag_system/indexing/embedders.py) knows the embedders by name; this module reads an
+The registry (rag_system/embedding/registry.py) knows the embedders by name; this module reads an
 index's table to find its own, so the registry itself never opens the store.
 """
 
@@ -10,9 +10,9 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rag_system.indexing.embedders import check_name, english_default, name_for_model
+from rag_system.embedding.registry import check_name, english_default, name_for_model
 from rag_system.indexing.languages import detect_language
-from rag_system.indexing.lazy_embedder import build_embedder
+from rag_system.embedding.lazy import build_embedder
 from rag_system.indexing.store import ChunkTable, list_indexes, table_exists, table_name
 
 if TYPE_CHECKING:

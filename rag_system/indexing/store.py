@@ -26,7 +26,7 @@ from rag_system.indexing.connection import (TABLE_PREFIX, compact, connect, is_m
 from rag_system.indexing import scalar
 # sql_string, sql_in and documents_where are also read from here by the rest of the product
 from rag_system.indexing.sql import documents_where, sql_in, sql_string  # noqa: F401
-from rag_system.indexing.embedder_base import EmbedderIdentity
+from rag_system.embedding.base import EmbedderIdentity
 from rag_system.indexing.languages import FtsConfig
 from rag_system.indexing.window_vectors import VECTORS_SUFFIX, WindowVectorTable, multivector_column
 from rag_system.indexing.windows import (LOCATION_FIELDS, WINDOWS_SUFFIX, WindowTable, fts_indexes_current,

@@ -1,6 +1,6 @@
 """Keep the source's own characters when Docling hands text back in pieces.
 
-Two things stood between a quote and the page it came from (issue 21):
+Two things stood between a quote and the page it came from:
 1. Docling's HTML backend "cleans" text: `’`→`'`, `“ ”`→`"`, `–`/`—`→`-`,
    `…`→`...`. `keep_typography` replaces that cleaning, once per process,
    with one that only drops invisible characters and turns no-break spaces

@@ -34,7 +34,7 @@ def add_command(sub: Any) -> None:
 
 def run_mcp(args: argparse.Namespace, settings: Settings) -> int:
     from rag_system.api.access import effective_token, secret_of
-    from rag_system.running_api import api_url
+    from rag_system.cli.running_api import api_url
 
     rag, gateway = api_url(settings), settings.gateway_url
     if not args.http:

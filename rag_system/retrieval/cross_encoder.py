@@ -4,7 +4,7 @@ Why a cross-encoder after the first stage: the first stage compares a
 question's vector with a window's, and BM25 counts shared words; a
 cross-encoder reads both texts at once and is the usual second stage of a
 retrieval system (MS MARCO). Its int8 file comes from a registry package
-(rag_system/indexing/model_files.py); it runs here on ONNX Runtime directly,
+(rag_system/embedding/model_files.py); it runs here on ONNX Runtime directly,
 without PyTorch.
 
 What the file needs and what it costs:
@@ -34,8 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from rag_system.indexing.model_files import RERANKER_INT8, ModelFilesMissingError, model_folder, models_root
-from rag_system.indexing.onnx_embedder import onnx_session, single
+from rag_system.embedding.model_files import RERANKER_INT8, ModelFilesMissingError, model_folder, models_root
+from rag_system.embedding.bge import onnx_session, single
 from rag_system.retrieval.context_line import candidate_body
 from rag_system.retrieval.reranker_types import KIND_CROSS_ENCODER, RerankerLoadError
 from rag_system.retrieval.types import Candidate

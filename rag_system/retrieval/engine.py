@@ -17,8 +17,8 @@ from typing import Any
 
 from common.document_ids import file_id
 from rag_system.config import Settings
-from rag_system.indexing.embedder import Embedder
-from rag_system.indexing.embedders import embedder_named, name_for_model
+from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.registry import embedder_named, name_for_model
 from rag_system.indexing.store import ChunkTable, is_missing_file, open_store
 from rag_system.retrieval.cross_encoder import rerank_scores
 from rag_system.retrieval.first_stage import FirstStage
@@ -88,8 +88,8 @@ class RetrievalEngine:
     def embedder_for(self, table: ChunkTable) -> Any:
         """The embedder that built `table`: the engine's own, or another known one (loaded on first use).
 
-        An index keeps the embedder it was built with (rag_system/indexing/
-        embedders.py), so one engine serves MiniLM and e5 indexes side by side;
+        An index keeps the embedder it was built with (rag_system/embedding/
+        registry.py), so one engine serves MiniLM and e5 indexes side by side;
         a model it does not know is left to the identity check to refuse.
         """
         model, _ = table.recorded_identity()

@@ -25,7 +25,7 @@ import docent_native
 
 from common.lexicon import STOP_WORDS
 from common.options import FUSIONS
-from rag_system.indexing.embedder import Embedder
+from rag_system.embedding.minilm import Embedder
 from rag_system.indexing.store import ChunkTable
 from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
 from rag_system.retrieval import legs
@@ -82,7 +82,7 @@ class FirstStage:
                     for terms, column in (_fts_rankings(table, query, options.fts_exact)
                                           if mode in ("hybrid", "fts_only") else [])]
         # The full-text legs start before the question is embedded: the embedding takes one core
-        # (rag_system/indexing/onnx_query.py), LanceDB's threads the other (evaluation.md, fourth round).
+        # (rag_system/embedding/onnx_query.py), LanceDB's threads the other (evaluation.md, "A million chunks").
         fts_pending = legs.start(fts_legs)
         vectors: list[Any] = []
         if mode in ("hybrid", "vector_only"):

@@ -15,7 +15,7 @@ import threading
 from common.errors import DomainError
 from common.options import MAX_COMPARED, MIN_COMPARED
 from rag_system.generation.llm import GenerationParams, LLMBackend
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
 from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
 from rag_system.tasks.parts import NOT_STATED, Part, checked, from_model, from_pick
@@ -85,7 +85,7 @@ def compare(documents: list[DocumentRef], blocks_by_doc: list[list[EvidenceBlock
         chosen = distinctive([s for s in sentences if s.order not in used], others, 1)
         parts.append(from_pick(*DIFFERENCES, chosen, all_blocks, doc.document_id))
         # The table so far (one column per document done): the answer grows a column at a time while
-        # the model reads the next document, instead of appearing whole at the end (issue 24).
+        # the model reads the next document, instead of appearing whole at the end.
         emit("task_part", {"task": "compare", "document_id": doc.document_id,
                            "sources": [p.source for p in parts[-len(DIMENSIONS) - 1:]],
                            "markdown": render(documents[:position + 1], parts)})

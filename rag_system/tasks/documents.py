@@ -17,7 +17,8 @@ from typing import Any
 from common.errors import DomainError
 from rag_system.indexing.manifest import Manifest
 from rag_system.retrieval.engine import RetrievalEngine
-from rag_system.retrieval.packer import EvidenceBlock, evidence_label
+from rag_system.retrieval.evidence import EvidenceBlock
+from rag_system.retrieval.packer import evidence_label
 from rag_system.retrieval.types import Candidate
 
 _SEPARATORS = re.compile(r"[\s_\-.]+")

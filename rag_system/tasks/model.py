@@ -26,7 +26,7 @@ from rag_system.generation.llm import (
 from rag_system.generation.prompts import normalise_answer
 from rag_system.generation.prompts import strip_labels
 from rag_system.generation.synthesis import Cancelled
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.parts import checked
 
 log = logging.getLogger(__name__)

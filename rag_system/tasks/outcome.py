@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_system.generation.llm import ContextOverflowError, GenerationParams, LLMBackend, LLMError
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.model import ModelNotes, headed_notes
 from rag_system.tasks.parts import Part
 

@@ -10,7 +10,7 @@ nothing in it describes says so; beyond `MAX_DOCUMENTS` the rest are named, not 
 
 from __future__ import annotations
 
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
 from rag_system.tasks.outcome import Emit, Outcome
 from rag_system.tasks.parts import Part, from_pick

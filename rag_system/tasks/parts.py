@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_system.grounding.citations import Validation, check, citation_records
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.picking import Pick, cite
 
 log = logging.getLogger(__name__)

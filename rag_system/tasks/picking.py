@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import docent_native
 
 from rag_system.grounding.terms import key_terms, stem, term_set
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 
 MIN_CHARS = 25
 MAX_CHARS = 420

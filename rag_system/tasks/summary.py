@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from rag_system.generation.llm import GenerationParams, LLMBackend
-from rag_system.retrieval.packer import EvidenceBlock
+from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
 from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
 from rag_system.tasks.parts import Part, checked, from_model, from_pick

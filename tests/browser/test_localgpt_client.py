@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from rag_system.indexing.model_files import RERANKER_INT8, installed, models_root
+from rag_system.embedding.model_files import RERANKER_INT8, installed, models_root
 from testkit import REPO_ROOT
 from testkit.processes import GatewayProcess, RagApiProcess, base_env, free_port
 from tests.browser.conftest import ARTIFACTS, CHROMIUM, DESKTOP, FrontendProcess, _require_browser

@@ -11,8 +11,8 @@ import pytest
 
 from rag_system.agent.cache import CacheScope, SemanticCache
 from rag_system.config import load_settings
-from rag_system.indexing.embedder import Embedder
-from rag_system.indexing.embedders import shared_embedder
+from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.registry import shared_embedder
 
 pytestmark = pytest.mark.slow
 

@@ -29,7 +29,7 @@ def test_deep_health_before_and_after_an_index_exists(tmp_path, embedder):  # ty
 
 def test_deep_health_fails_when_the_index_cannot_be_searched(tmp_path, embedder):  # type: ignore[no-untyped-def]
     """An index written by another embedder cannot be queried: the deep check says so (503)."""
-    from rag_system.indexing.embedder_base import EmbedderIdentity
+    from rag_system.embedding.base import EmbedderIdentity
     from rag_system.indexing.store import ChunkTable
 
     settings = api_settings(tmp_path / "data", LLM_BACKEND="extractive")

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from rag_system.indexing.builder import build_index
-from rag_system.indexing.embedders import EMBEDDERS, embedder_named, english_default
-from rag_system.indexing.model_files import BGE_FP32, BGE_INT8, installed, models_root
-from rag_system.indexing.onnx_embedder import BGE_QUERY_PREFIX
+from rag_system.embedding.registry import EMBEDDERS, embedder_named, english_default
+from rag_system.embedding.model_files import BGE_FP32, BGE_INT8, installed, models_root
+from rag_system.embedding.bge import BGE_QUERY_PREFIX
 from rag_system.indexing.store import ChunkTable, EmbedderMismatchError, open_store
 from rag_system.retrieval.engine import RetrievalEngine
 from testkit import REPO_ROOT
@@ -124,7 +124,7 @@ def test_a_bge_question_needs_no_pytorch(tmp_path: Path) -> None:
     code = (
         "import json, sys\n"
         "from rag_system.config import load_settings\n"
-        "from rag_system.indexing.embedders import embedder_named\n"
+        "from rag_system.embedding.registry import embedder_named\n"
         f"s = load_settings(environ={{'DOCENT_DATA_DIR': {str(tmp_path)!r}}}, dotenv_path=None)\n"
         "vector = embedder_named(s, 'bge-small').embed_queries(['where is the boiler valve?'])[0]\n"
         "print(json.dumps({'torch': 'torch' in sys.modules, 'dim': len(vector)}))\n")

@@ -12,7 +12,7 @@ from rag_system.indexing import build_progress
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.builder import build_index
 from rag_system.indexing.events import BuildEvent
-from rag_system.progress import ProgressReporter
+from rag_system.cli.progress import ProgressReporter
 from tests.integration.test_index_build import write_corpus
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from rag_system.indexing.builder import build_index
 from rag_system.indexing.events import BuildEvent
-from rag_system.indexing.lazy_embedder import LazyEmbedder, build_embedder
-from rag_system.running_api import find_running_api
+from rag_system.embedding.lazy import LazyEmbedder, build_embedder
+from rag_system.cli.running_api import find_running_api
 from testkit import REPO_ROOT
 from tests.integration.api_support import api_settings, build, running_api, write_docs
 from tests.integration.test_index_build import write_corpus

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from rag_system.indexing.builder import build_index
-from rag_system.indexing.model_files import RERANKER_INT8, installed, models_root
-from rag_system.indexing.onnx_embedder import single
+from rag_system.embedding.model_files import RERANKER_INT8, installed, models_root
+from rag_system.embedding.bge import single
 from rag_system.retrieval.cross_encoder import MAX_WINDOWS, PACKAGED_NAME, WINDOW_TOKENS, packaged_cross_encoder
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.retrieval.rerank import forget_rerankers, load_reranker

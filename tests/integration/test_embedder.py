@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_system.indexing.embedder import Embedder, resolve_precision
-from rag_system.indexing.embedder_base import EmbedderLoadError
+from rag_system.embedding.minilm import Embedder, resolve_precision
+from rag_system.embedding.base import EmbedderLoadError
 
 
 def test_vectors_are_unit_length_in_input_order(embedder: Embedder) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rag_system.indexing.builder import build_index
-from rag_system.indexing.embedder_base import EmbedderIdentity
+from rag_system.embedding.base import EmbedderIdentity
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import Manifest
 from rag_system.indexing.store import ChunkTable, EmbedderMismatchError, connect

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from rag_system.indexing.model_files import RERANKER_INT8, installed, models_root
+from rag_system.embedding.model_files import RERANKER_INT8, installed, models_root
 from testkit.client import Client, read_events
 from testkit.processes import GatewayProcess, RagApiProcess, linked_services
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from rag_system.indexing.builder import build_index
-from rag_system.indexing.e5 import E5_MODEL_ID
-from rag_system.indexing.embedders import EMBEDDERS, embedder_named, english_default
+from rag_system.embedding.e5 import E5_MODEL_ID
+from rag_system.embedding.registry import EMBEDDERS, embedder_named, english_default
 from rag_system.indexing.store import ChunkTable, EmbedderMismatchError, open_store
 from rag_system.retrieval.engine import RetrievalEngine
 from testkit import REPO_ROOT

@@ -1,4 +1,4 @@
-"""Questions on ONNX Runtime (rag_system/indexing/onnx_query.py): PyTorch's vectors, a cached export, fallbacks."""
+"""Questions on ONNX Runtime (rag_system/embedding/onnx_query.py): PyTorch's vectors, a cached export, fallbacks."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_system.indexing.embedder import Embedder
-from rag_system.indexing.onnx_query import QUERY_MIN_COSINE, OnnxQueryEncoder
+from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.onnx_query import QUERY_MIN_COSINE, OnnxQueryEncoder
 
 #: Real questions of the gold sets' kinds, one alone, a compound one, a keyword, one past 512 tokens.
 QUESTIONS = [

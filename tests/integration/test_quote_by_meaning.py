@@ -15,7 +15,8 @@ from rag_system.generation.llm import estimate_tokens
 from rag_system.generation.meaning import Meaning
 from rag_system.generation.registry import ExtractiveBackend
 from rag_system.generation.synthesis import SynthesisOptions, Synthesizer
-from rag_system.retrieval.packer import EvidenceBlock, evidence_label
+from rag_system.retrieval.evidence import EvidenceBlock
+from rag_system.retrieval.packer import evidence_label
 from rag_system.retrieval.types import Candidate
 
 ATLAS = ("Model: Atlas-7 Dual Boiler (2026 revision C)\nManufacturer: Meridian Coffee Systems, Tacoma WA\n"

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from rag_system.indexing.builder import build_index
-from rag_system.indexing.embedders import EMBEDDERS, embedder_named
+from rag_system.embedding.registry import EMBEDDERS, embedder_named
 from rag_system.indexing.manifest import Manifest
-from rag_system.indexing.model_files import BGE_INT8, installed, models_root
+from rag_system.embedding.model_files import BGE_INT8, installed, models_root
 from rag_system.indexing.reembed import _switch_rows, _staging, reembed_index, staging_name
 from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
 from rag_system.indexing.window_vectors import VECTORS_SUFFIX

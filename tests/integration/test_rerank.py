@@ -73,7 +73,7 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from rag_system.indexing.embedder import resolve_model_path
+    from rag_system.embedding.minilm import resolve_model_path
 
     _, source = resolve_model_path("")
     torch.manual_seed(7)

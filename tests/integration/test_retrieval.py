@@ -137,7 +137,7 @@ def test_rerank_select_stage_with_a_real_cross_encoder(tmp_path: Path, embedder)
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from rag_system.config import load_settings
-    from rag_system.indexing.embedder import resolve_model_path
+    from rag_system.embedding.minilm import resolve_model_path
 
     _, source = resolve_model_path("")
     torch.manual_seed(7)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from common.errors import status_of
 from rag_system.agent.pipeline import ChatRequest
 from rag_system.api.options import parse_chat
-from rag_system.api.turns import Turn
+from rag_system.api.turns import TurnRecorder
 from rag_system.indexing.store import IndexNotFoundError
 from rag_system.retrieval.types import RetrievalOptions
 
@@ -13,9 +13,9 @@ KEYS = {"turn_id", "question", "answer", "answer_source", "citations", "warnings
         "token_usage", "timings_ms", "status", "error", "indexes", "options"}
 
 
-def turn(**body) -> Turn:  # type: ignore[no-untyped-def]
+def turn(**body) -> TurnRecorder:  # type: ignore[no-untyped-def]
     options = parse_chat({"query": "What is assumed?", "session_id": "s1", **body})
-    return Turn(options, ChatRequest(options.query, options.indexes, RetrievalOptions()))
+    return TurnRecorder(options, ChatRequest(options.query, options.indexes, RetrievalOptions()))
 
 
 def test_complete_turn_carries_the_answer_and_steps_without_tokens():

@@ -27,6 +27,8 @@ RULES: list[tuple[str, str, str]] = [
       for upper in ("rag_system", "backend", "launcher", "frontend", "testkit")],
     *[(lower, f"rag_system.{upper}", "ingestion and chunking know nothing of queries or answers")
       for lower in ("rag_system/ingestion", "rag_system/chunking") for upper in ("generation", "retrieval", "agent")],
+    *[("rag_system/embedding", f"rag_system.{upper}", "embedding sits below indexing and retrieval")
+      for upper in ("indexing", "retrieval", "generation", "grounding", "agent", "tasks", "api", "cli")],
     ("rag_system/retrieval", "rag_system.generation", "ranking never calls the writer"),
     ("rag_system/retrieval", "rag_system.agent", "retrieval sits below the agent"),
     ("rag_system/generation", "rag_system.agent", "generation sits below the agent"),
@@ -210,6 +212,8 @@ def test_the_tree_keeps_its_layers() -> None:
      "rag_system/ingestion/x.py imports rag_system.retrieval"),
     ("rag_system/chunking/x.py", "def f():\n    from rag_system.agent.text import words\n",
      "rag_system/chunking/x.py imports rag_system.agent"),
+    ("rag_system/embedding/x.py", "from rag_system.indexing.store import ChunkTable\n",
+     "rag_system/embedding/x.py imports rag_system.indexing"),
     ("eval/x.py", "from tests.integration import api_support\n", "eval/x.py imports tests"),
     ("tests/unit/x.py", "import eval.metrics\n", "tests/unit/x.py imports eval"),
     ("testkit/x.py", "from eval import corpora\n", "testkit/x.py imports eval"),

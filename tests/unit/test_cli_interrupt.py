@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from rag_system.answer_cli import _Interrupted, _terminate_as_interrupt
+from rag_system.cli.answer import _Interrupted, _terminate_as_interrupt
 
 
 class _Swallower:

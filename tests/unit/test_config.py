@@ -77,7 +77,7 @@ def test_settings_is_hashable_value() -> None:
 
 
 def test_the_question_encoders_cache_follows_the_models_dir_unless_set() -> None:
-    from rag_system.indexing.embedder import onnx_cache_dir
+    from rag_system.embedding.minilm import onnx_cache_dir
 
     assert onnx_cache_dir(load_settings(environ={}, dotenv_path=None)) == ""
     assert onnx_cache_dir(load_settings(environ={"DOCENT_MODELS_DIR": "/models"}, dotenv_path=None)) == "/models/onnx"

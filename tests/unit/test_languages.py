@@ -6,9 +6,9 @@ import pytest
 
 from rag_system.config import ConfigError, load_settings
 from rag_system.grounding.terms import coverage
-from rag_system.indexing.embedders import CHOICES, UnknownEmbedderError, check_name, listing, name_for_model
-from rag_system.indexing.e5 import E5_MODEL_ID
-from rag_system.indexing.embedder import PACKAGED_MODEL_ID
+from rag_system.embedding.registry import CHOICES, UnknownEmbedderError, check_name, listing, name_for_model
+from rag_system.embedding.e5 import E5_MODEL_ID
+from rag_system.embedding.minilm import PACKAGED_MODEL_ID
 from rag_system.indexing.languages import analyzer, detect_language, fts_options
 from rag_system.retrieval.fts_query import sanitize_fts_query
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_system.indexing.model_files import (
+from rag_system.embedding.model_files import (
     CATALOG,
     VERIFIED_MARK,
     Carrier,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from rag_system.generation.extractive import FAR_BELOW, quote
 from rag_system.generation.llm import estimate_tokens
-from rag_system.retrieval.packer import EvidenceBlock, evidence_label
+from rag_system.retrieval.evidence import EvidenceBlock
+from rag_system.retrieval.packer import evidence_label
 from rag_system.retrieval.types import Candidate
 
 QUESTION = "How many days of bereavement leave does an employee get for an immediate family member?"

@@ -28,7 +28,8 @@ from rag_system.generation.llm import (
 from rag_system.generation.prompts import REFUSAL_TEXT, is_refusal, normalise_answer
 from rag_system.generation.registry import ExtractiveBackend
 from rag_system.generation.synthesis import Cancelled, SynthesisOptions, Synthesizer
-from rag_system.retrieval.packer import EvidenceBlock, evidence_label
+from rag_system.retrieval.evidence import EvidenceBlock
+from rag_system.retrieval.packer import evidence_label
 from rag_system.retrieval.types import Candidate
 
 QUIC = ("ack_delay_exponent (0x0a): The acknowledgment delay exponent is an integer value indicating an "

@@ -12,7 +12,8 @@ import pytest
 
 from rag_system.generation.llm import GenerationParams, estimate_tokens
 from rag_system.generation.registry import ExtractiveBackend
-from rag_system.retrieval.packer import EvidenceBlock, evidence_label
+from rag_system.retrieval.evidence import EvidenceBlock
+from rag_system.retrieval.packer import evidence_label
 from rag_system.retrieval.types import Candidate
 from rag_system.tasks.compare import CompareError, compare
 from rag_system.tasks.documents import DocumentRef, normalise, resolve

@@ -9,7 +9,7 @@ import pytest
 from common.errors import ApiError
 from rag_system.verification.request import MAX_SENTENCES, cited_numbers, parse_verify, requested_indexes
 from rag_system.verification.support import blank_markers
-from rag_system.verify_cli import render
+from rag_system.cli.verify import render
 
 PASSAGE = {"n": 1, "text": "Employees accrue 28 days."}
 

@@ -6,7 +6,7 @@ PyTorch's eager dispatch of ~100 small operators for a 16-token pass, not
 arithmetic. ONNX Runtime runs the same graph with fused kernels: 6.0 against
 10.2-11.2 ms p50 for the 91 gold questions side by side, every vector within
 cosine 0.9999999 of PyTorch's (Documentation/evaluation.md, "A million
-chunks", fourth round). int8 was rejected for its vectors (cosine 0.90);
+chunks"). int8 was rejected for its vectors (cosine 0.90);
 this is fp32 throughout, so indexes built with the PyTorch forward match.
 
 The graph is exported from the loaded model (torch.onnx's TorchScript

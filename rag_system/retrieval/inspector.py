@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_system.retrieval.packer import PackedContext
+from rag_system.retrieval.evidence import PackedContext
 from rag_system.retrieval.types import Candidate, RetrievalResult
 
 LEG_TOP = 10

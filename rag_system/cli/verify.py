@@ -97,7 +97,7 @@ def _sources_file(path: Path) -> Any:
 
 def _through_api(args: argparse.Namespace, settings: Any, body: dict[str, Any]) -> dict[str, Any] | int | None:
     """The running RAG API's answer; None when none serves this store; an exit status on failure."""
-    from rag_system.running_api import ApiCallError, find_running_api
+    from rag_system.cli.running_api import ApiCallError, find_running_api
 
     api = find_running_api(settings)
     if api is None:
@@ -124,7 +124,7 @@ def _local(body: dict[str, Any], settings: Any) -> dict[str, Any] | int:
     try:
         engine = None
         if request.indexes:
-            from rag_system.indexing.embedders import shared_embedder
+            from rag_system.embedding.registry import shared_embedder
             from rag_system.retrieval.engine import RetrievalEngine
 
             engine = RetrievalEngine(settings, shared_embedder(settings))

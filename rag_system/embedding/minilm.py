@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rag_system.indexing.embedder_base import EmbedderBase, EmbedderIdentity, EmbedderLoadError, RecentVectors
+from rag_system.embedding.base import EmbedderBase, EmbedderIdentity, EmbedderLoadError, RecentVectors
 
 if TYPE_CHECKING:
     from rag_system.config import Settings
@@ -59,7 +59,7 @@ class Embedder(EmbedderBase):
     the unit the model actually sees.
     """
 
-    name = "minilm"  # its name in the registry (rag_system/indexing/embedders.py)
+    name = "minilm"  # its name in the registry (rag_system/embedding/registry.py)
 
     def __init__(self, model_setting: str = "", batch_size: int = 32,
                  max_tokens: int = 512, threads: int = 0, precision: str = "auto", device: str = "auto",
@@ -184,7 +184,7 @@ class Embedder(EmbedderBase):
         embeds), every arena kept its own set of activation buffers: the
         process grew to 3.9 GB under the 16-client benchmark at a million
         chunks, against 2.0 GB for /retrieve alone (Documentation/evaluation.md,
-        "A million chunks", third round). Passes were already one at a time
+        "A million chunks"). Passes were already one at a time
         (one model), so running them on one thread costs only the hand-over.
         """
         return self._worker.submit(self._forward, texts).result()
@@ -194,7 +194,7 @@ class Embedder(EmbedderBase):
 
         Why: a question's PyTorch pass was ~11 ms of a 30 ms first stage at
         100,000 chunks, ONNX Runtime's ~6 with the same vectors
-        (rag_system/indexing/onnx_query.py). Batches stay on PyTorch (bf16 where
+        (rag_system/embedding/onnx_query.py). Batches stay on PyTorch (bf16 where
         the CPU has it, every configured thread).
         """
         if len(texts) <= SMALL_BATCH and (encoder := self._query_encoder()):
@@ -205,7 +205,7 @@ class Embedder(EmbedderBase):
         return self._torch_forward(texts)
 
     def _query_encoder(self) -> Any:
-        """The ONNX Runtime encoder for query-sized passes (rag_system/indexing/onnx_query.py), or None.
+        """The ONNX Runtime encoder for query-sized passes (rag_system/embedding/onnx_query.py), or None.
 
         Loaded (and exported, once per model and library versions) at the first
         question, on the embedder's thread, and used only if its vectors match
@@ -219,7 +219,7 @@ class Embedder(EmbedderBase):
         return self._onnx or None
 
     def _load_query_encoder(self) -> Any:
-        from rag_system.indexing.onnx_query import OnnxQueryEncoder
+        from rag_system.embedding.onnx_query import OnnxQueryEncoder
 
         try:
             return self._checked(OnnxQueryEncoder.load(self._model, self._tokenizer, self._model_dir,
@@ -230,7 +230,7 @@ class Embedder(EmbedderBase):
 
     def _checked(self, encoder: Any) -> Any:
         """`encoder` if its vectors of `onnx_query.PROBES` match the PyTorch forward's, else None."""
-        from rag_system.indexing.onnx_query import PROBES, QUERY_MIN_COSINE
+        from rag_system.embedding.onnx_query import PROBES, QUERY_MIN_COSINE
 
         with self._tokenizer_lock:
             enc = self._tokenizer(list(PROBES), padding=True, truncation=True,
@@ -250,7 +250,7 @@ class Embedder(EmbedderBase):
         product wait for the slower core; with the other core busy (any other
         work on a 2-core machine) passes took 13-48 ms and sometimes 400 ms,
         against a steady 8-10 ms on one thread (Documentation/evaluation.md, "A
-        million chunks", third round). Batches keep every configured thread.
+        million chunks"). Batches keep every configured thread.
         """
         torch = self._torch
         threads = 1 if len(texts) <= SMALL_BATCH else self._threads

@@ -114,7 +114,7 @@ def checked_query_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run_chat(args: argparse.Namespace, settings: Settings) -> int:
-    from rag_system.running_api import find_running_api
+    from rag_system.cli.running_api import find_running_api
 
     api = None if args.local else find_running_api(settings)
     if api is not None:
@@ -145,7 +145,7 @@ def run_task(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     from rag_system.indexing.builder import BuildCancelled, build_index
-    from rag_system.progress import ProgressReporter
+    from rag_system.cli.progress import ProgressReporter
 
     folder: Path = args.folder
     if not folder.exists():
@@ -192,8 +192,8 @@ def _remove(workdir: Path, patience_s: float = 5.0) -> None:
 def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], cancel: threading.Event) -> int:
     from rag_system.agent.pipeline import QueryPipeline
     from rag_system.generation.registry import BackendRegistry, UnknownBackendError
-    from rag_system.indexing.embedder_base import EmbedderLoadError
-    from rag_system.indexing.embedders import shared_embedder
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import shared_embedder
     from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
     from rag_system.retrieval.engine import RetrievalEngine
     from rag_system.retrieval.filters import FilterError
@@ -220,8 +220,8 @@ def _answer(args: argparse.Namespace, settings: Settings, indexes: list[str], ca
 
 
 def _answer_remote(args: argparse.Namespace, indexes: list[str], api: Any) -> int:
-    """The same answer from the running RAG API (remote_cli.py says why)."""
-    from rag_system.remote_cli import RemoteError, chat_body, remote_chat
+    """The same answer from the running RAG API (remote_chat.py says why)."""
+    from rag_system.cli.remote_chat import RemoteError, chat_body, remote_chat
 
     url = api.url
     sys.stderr.write(f"answering through the RAG API at {url} (--local to load the models here)\n")

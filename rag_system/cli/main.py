@@ -14,18 +14,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_system.answer_cli import add_commands as add_answer_commands
-from rag_system.answer_cli import checked_query_options, run_ask, run_chat, run_task
+from rag_system.cli.answer import add_commands as add_answer_commands
+from rag_system.cli.answer import checked_query_options, run_ask, run_chat, run_task
 from rag_system.api.main import add_command as add_api_command
 from rag_system.api.main import run_api
-from rag_system.library_cli import LIBRARY_COMMANDS, add_library_commands, run_library_command
+from rag_system.cli.library import LIBRARY_COMMANDS, add_library_commands, run_library_command
 from rag_system.mcp.main import add_command as add_mcp_command
 from rag_system.mcp.main import run_mcp
 from rag_system.config import ConfigError, load_settings
-from rag_system.progress import ProgressReporter
-from rag_system.remote_index import RemoteBuildError, index_through
-from rag_system.running_api import ApiCallError, RunningApi, find_running_api
-from rag_system.verify_cli import add_verify_command, run_verify
+from rag_system.cli.progress import ProgressReporter
+from rag_system.cli.remote_index import RemoteBuildError, index_through
+from rag_system.cli.running_api import ApiCallError, RunningApi, find_running_api
+from rag_system.cli.verify import add_verify_command, run_verify
 
 log = logging.getLogger("rag_system.cli")
 
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "retrieve":
         return _cmd_retrieve(args, settings)
     if args.command == "reembed":
-        from rag_system.reembed_cli import run_reembed
+        from rag_system.cli.reembed import run_reembed
 
         return run_reembed(args, settings)
     if args.command == "chat":
@@ -153,8 +153,8 @@ def _index_result(args: argparse.Namespace, settings, on_event) -> dict[str, Any
             return remote
         sys.stderr.write(f"(the RAG API at {api.url} cannot build these paths; building here)\n")
     from rag_system.indexing.builder import build_index
-    from rag_system.indexing.embedder_base import EmbedderLoadError
-    from rag_system.indexing.embedders import UnknownEmbedderError
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import UnknownEmbedderError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
 
     try:
@@ -177,8 +177,8 @@ def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no
     api = None if args.local else find_running_api(settings)
     if api is not None:
         return _retrieve_through(api, args, filters)
-    from rag_system.indexing.embedder_base import EmbedderLoadError
-    from rag_system.indexing.embedders import shared_embedder
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import shared_embedder
     from rag_system.indexing.store import EmbedderMismatchError, IndexNotFoundError, InvalidIndexNameError
     from rag_system.retrieval.engine import RetrievalEngine
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rag_system.indexing.embedder import Embedder, resolve_model_path
-from rag_system.indexing.embedder_base import EmbedderIdentity
-from rag_system.indexing.embedders import default_name, shared_embedder
+from rag_system.embedding.minilm import Embedder, resolve_model_path
+from rag_system.embedding.base import EmbedderIdentity
+from rag_system.embedding.registry import default_name, shared_embedder
 
 if TYPE_CHECKING:
     from rag_system.config import Settings

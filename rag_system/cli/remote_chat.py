@@ -19,7 +19,7 @@ from typing import Any
 
 from common.errors import error_fields
 from common.sse import read_frames
-from rag_system.running_api import ApiCallError, RunningApi
+from rag_system.cli.running_api import ApiCallError, RunningApi
 
 
 class RemoteError(RuntimeError):

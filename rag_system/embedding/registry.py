@@ -15,10 +15,10 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rag_system.indexing import model_files
-from rag_system.indexing.e5 import E5_MODEL_ID, E5Embedder
-from rag_system.indexing.embedder import PACKAGED_MODEL_ID, Embedder
-from rag_system.indexing.onnx_embedder import BGE_VARIANTS, bge_embedder
+from rag_system.embedding import model_files
+from rag_system.embedding.e5 import E5_MODEL_ID, E5Embedder
+from rag_system.embedding.minilm import PACKAGED_MODEL_ID, Embedder
+from rag_system.embedding.bge import BGE_VARIANTS, bge_embedder
 
 if TYPE_CHECKING:
     from rag_system.config import Settings
@@ -32,7 +32,7 @@ class EmbedderSpec:
     languages: str
     package: str  # the Python package that ships it, or "" when its files come from model_files
     description: str
-    files: str = ""  # its folder in the model files cache (rag_system/indexing/model_files.py)
+    files: str = ""  # its folder in the model files cache (rag_system/embedding/model_files.py)
 
     def installed(self, models_dir: str = "") -> bool:
         """Whether this process could load it: its package is installed, or its model files are fetched."""

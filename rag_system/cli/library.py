@@ -1,6 +1,6 @@
 """CLI commands about the library as a whole: which embedders exist (`embedders`), synced folders (`sync`).
 
-Kept apart from `cli.py` so the index/retrieve commands stay small; output
+Kept apart from `main.py` so the index/retrieve commands stay small; output
 goes to stdout (`--json` for scripts), errors to stderr.
 """
 
@@ -37,7 +37,7 @@ def run_library_command(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _embedders(args: argparse.Namespace, settings: Any) -> int:
-    from rag_system.indexing.embedders import listing
+    from rag_system.embedding.registry import listing
 
     rows = listing(settings)
     if args.json:
@@ -52,7 +52,7 @@ def _embedders(args: argparse.Namespace, settings: Any) -> int:
 
 def _sync(args: argparse.Namespace, settings: Any) -> int:
     """Record the folders as the index's bound folders, sync once, and with --watch on every change."""
-    from rag_system.indexing.embedder_base import EmbedderLoadError
+    from rag_system.embedding.base import EmbedderLoadError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError, open_store, validate_index_name
     from rag_system.indexing.sync import sync_index
     from rag_system.indexing.sync_state import SyncStore
@@ -60,7 +60,7 @@ def _sync(args: argparse.Namespace, settings: Any) -> int:
 
     folders = [f.expanduser().resolve() for f in args.folders]
     missing = [str(f) for f in folders if not f.is_dir()]
-    from rag_system.indexing.embedders import UnknownEmbedderError, check_name
+    from rag_system.embedding.registry import UnknownEmbedderError, check_name
 
     try:
         validate_index_name(args.index)

@@ -12,15 +12,15 @@ import json
 import sys
 from typing import Any
 
-from rag_system.progress import ProgressReporter
-from rag_system.running_api import find_running_api
+from rag_system.cli.progress import ProgressReporter
+from rag_system.cli.running_api import find_running_api
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def run_reembed(args: argparse.Namespace, settings: Any) -> int:
-    from rag_system.indexing.embedder_base import EmbedderLoadError
-    from rag_system.indexing.embedders import UnknownEmbedderError, check_name, embedder_named, english_default
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import UnknownEmbedderError, check_name, embedder_named, english_default
     from rag_system.indexing.reembed import reembed_index
     from rag_system.indexing.store import IndexNotFoundError, InvalidIndexNameError
 
