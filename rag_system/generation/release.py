@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import docent_native
 
-Emit = Callable[[str, dict[str, Any]], None]
+from rag_system.generation.events import Emit
+
 #: A sentence's check: the sentence as it may be shown (markers repaired), or None when it may not.
 SentenceCheck = Callable[[str], "str | None"]
 
