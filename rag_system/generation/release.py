@@ -45,7 +45,6 @@ class Release:
     released: list[str] = field(default_factory=list)  # what was sent, each with the spacing before it
     pending: list[str] = field(default_factory=list)  # checked, waiting for the answer to be ready
     held: list[str] = field(default_factory=list)  # sentences that failed their check, in order
-    timings: dict[str, float] = field(default_factory=dict)
     sentences: int = 0
     _buffer: str = ""
 

@@ -158,6 +158,7 @@ class Synthesizer:
                                     "estimated_s": estimate,
                                     "message": f"Reading {passages}" + (f" (~{estimate:.0f} s)" if estimate else "")})
         first_token: float | None = None
+        first_sentence: float | None = None  # when the first checked sentence went out
         read_blocks = [b for b in blocks if b.in_prompt]
         reply = sources_answer(question, read_blocks)
         repairs: list[str] = []  # how the sentences shown were repaired ("attribution", "citation")
@@ -171,15 +172,17 @@ class Synthesizer:
                 if first_token is None:
                     first_token = time.perf_counter()
                 release.feed(piece)
-                if release.released and "first_sentence_ms" not in release.timings:
-                    release.timings["first_sentence_ms"] = (time.perf_counter() - t0) * 1000
+                if release.released and first_sentence is None:
+                    first_sentence = time.perf_counter()
         release.finish()
-        if release.released and "first_sentence_ms" not in release.timings:
-            release.timings["first_sentence_ms"] = (time.perf_counter() - t0) * 1000
+        if release.released and first_sentence is None:
+            first_sentence = time.perf_counter()
         completion = result.completion
         assert completion is not None  # set by every backend when its stream ends
         timings = {"first_token_ms": ((first_token or time.perf_counter()) - t0) * 1000,
-                   "generation_ms": (time.perf_counter() - t0) * 1000, **release.timings}
+                   "generation_ms": (time.perf_counter() - t0) * 1000}
+        if first_sentence is not None:
+            timings["first_sentence_ms"] = (first_sentence - t0) * 1000
         text = strip_labels(normalise_answer(completion.text), blocks)
         log.debug("draft %r: %d sentence(s) shown, %d held", text[:400], len(release.released), len(release.held))
         if release.released:
