@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.legacy import _EVENT_OF
 from common.errors import error_body
 from rag_system.agent.stages import STAGES, Stages
 from rag_system.generation.events import EVENTS, UndeclaredEvent, checked, problem
@@ -139,3 +140,8 @@ def test_the_phase_table_names_only_declared_events() -> None:
     names = set(re.findall(r"(\w+):", re.sub(r"//.*", "", table.group(1))))
     # `first_token` is no stream event: a saved turn's steps put it in place of the tokens (api.md)
     assert names - {"first_token"} <= set(EVENTS) and "token" in names
+
+
+def test_the_gateways_localgpt_steps_name_declared_events() -> None:
+    """The gateway (which cannot import the RAG API) turns stored events into localGPT's steps by name."""
+    assert set(_EVENT_OF.values()) <= set(EVENTS)
