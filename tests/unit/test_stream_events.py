@@ -145,3 +145,13 @@ def test_the_phase_table_names_only_declared_events() -> None:
 def test_the_gateways_localgpt_steps_name_declared_events() -> None:
     """The gateway (which cannot import the RAG API) turns stored events into localGPT's steps by name."""
     assert set(_EVENT_OF.values()) <= set(EVENTS)
+
+
+def test_the_gateways_stream_relays_read_declared_events() -> None:
+    """The localGPT LLM-chat relay and the OpenAI door read the RAG API's frames by event name."""
+    read = set()
+    for name in ("handlers_llm.py", "handlers_openai.py"):
+        source = (ROOT / "backend" / name).read_text()
+        read |= set(re.findall(r'event (?:==|!=) "(\w+)"', source))
+        read |= {n for group in re.findall(r"event in \(([^)]*)\)", source) for n in re.findall(r'"(\w+)"', group)}
+    assert {"token", "complete", "error"} <= read <= set(EVENTS)
