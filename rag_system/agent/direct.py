@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from rag_system.agent.triage import direct_reply, triage
 from rag_system.agent.types import Turn
 from rag_system.generation.llm import GenerationParams, LLMBackend, LLMError, Message, StreamResult
-from rag_system.generation.synthesis import Cancelled, Emit
+from rag_system.generation.events import Emit
+from rag_system.generation.synthesis import Cancelled
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,8 @@ from rag_system.config import Settings
 from rag_system.generation.llm import GenerationParams, LLMBackend, Message
 from rag_system.generation.meaning import Meaning
 from rag_system.generation.registry import BackendRegistry
-from rag_system.generation.synthesis import Answer, Emit, SynthesisOptions, Synthesizer
+from rag_system.generation.events import Emit, checked
+from rag_system.generation.synthesis import Answer, SynthesisOptions, Synthesizer
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.generation.pruning import excerpts
 from rag_system.grounding.terms import (compound_set, compound_words, initialisms, mentions_compound, specific_words,
@@ -79,7 +80,7 @@ class ChatRequest:
     warnings: tuple[str, ...] = ()  # said with the answer (e.g. the history could not be read)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ChatResponse:
     answer: Answer
     query: str
@@ -137,7 +138,7 @@ class QueryPipeline:
 
     def run(self, request: ChatRequest, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> ChatResponse | TaskResponse:
-        emit = emit or (lambda event, data: None)
+        emit = checked(emit)  # every event through the declared table (generation/events.py)
         if request.indexes and (request.task != "qa" or nameless_summary(request.query)):
             done = self.tasks.run(request, emit, cancel)
             if done is not None:
@@ -202,16 +203,16 @@ class QueryPipeline:
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         for stage, used in answer.usage.items():
             ledger.add(stage, used["prompt"], used["completion"])
+        trace = answer_trace(parts, evidence.runs, evidence.retried_with, packed, answer.to_json(), doc_scope)
         response = ChatResponse(answer, request.query, _sources(packed), evidence.result.evidence_score,
                                 {**ledger.with_legacy_keys(), "backend": answer.backend}, timings,
                                 warnings=[*request.warnings, *evidence.result.warnings],
                                 sub_queries=parts if len(parts) > 1 else [],
                                 standalone_query=query if query != request.query else None,
                                 route_reason=decision.reason, document_scope=doc_scope,
-                                models=self.engine.models_used(request.indexes, evidence.result.final is not None))
-        response.inspector = answer_trace(parts, evidence.runs, evidence.retried_with, packed,
-                                          answer.to_json(), doc_scope)
-        emit("inspector", response.inspector)
+                                models=self.engine.models_used(request.indexes, evidence.result.final is not None),
+                                inspector=trace)
+        emit("inspector", trace)
         payload = response.to_json()
         if request.session_id and vector is not None and answer.answer_source != "refusal":
             self.cache.put(request.session_id, scope, vector, query, payload)

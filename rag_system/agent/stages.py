@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from rag_system.generation.synthesis import Emit
+from rag_system.generation.events import Emit, checked
 
 T = TypeVar("T")
 
@@ -42,7 +42,7 @@ class Stages:
     """One request's stage clock: what ran, in what order, for how long."""
 
     def __init__(self, emit: Emit) -> None:
-        self.emit = emit
+        self.emit = checked(emit)
         self.timings_ms: dict[str, float] = {}
 
     def run(self, name: str, work: Callable[[], T], started: dict[str, Any] | None = None,

@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import docent_native
 
-Emit = Callable[[str, dict[str, Any]], None]
+from rag_system.generation.events import Emit
+
 #: A sentence's check: the sentence as it may be shown (markers repaired), or None when it may not.
 SentenceCheck = Callable[[str], "str | None"]
 
@@ -45,7 +45,6 @@ class Release:
     released: list[str] = field(default_factory=list)  # what was sent, each with the spacing before it
     pending: list[str] = field(default_factory=list)  # checked, waiting for the answer to be ready
     held: list[str] = field(default_factory=list)  # sentences that failed their check, in order
-    timings: dict[str, float] = field(default_factory=dict)
     sentences: int = 0
     _buffer: str = ""
 

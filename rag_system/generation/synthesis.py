@@ -13,13 +13,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rag_system.generation.answer_rules import (
     SynthesisOptions, answers, cited_ask, cited_numbers, covered, extract, groundedness)
+from rag_system.generation.events import Emit, checked
 from rag_system.grounding.asks import ask_together
 from rag_system.grounding.citations import (
     Validation,
@@ -54,13 +54,12 @@ from rag_system.retrieval.evidence import EvidenceBlock
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[str, dict[str, Any]], None]
 
 class Cancelled(Exception):
     """The client went away; stop generating and leave no partial state."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Answer:
     answer: str
     answer_source: str  # llm | llm_repaired | extractive | refusal
@@ -86,15 +85,11 @@ class Answer:
         return out
 
 
-def _noop(event: str, data: dict[str, Any]) -> None:
-    return None
-
-
 class Synthesizer:
     """Stateless apart from the backends it is given; one call per question."""
 
     def answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
-               options: SynthesisOptions = SynthesisOptions(), emit: Emit = _noop,
+               options: SynthesisOptions = SynthesisOptions(), emit: Emit | None = None,
                cancel: threading.Event | None = None, similarity: float | None = None,
                absent: list[str] | None = None) -> Answer:
         """`similarity`: the best query-chunk cosine of the first stage, when a vector leg ran.
@@ -103,17 +98,18 @@ class Synthesizer:
         mention (not just these blocks): the documents are about something else.
         A refusal is said in the question's language (`language.py`); its reason stays English.
         """
+        emit = checked(emit)
         answer = self._answer(question, blocks, chain, options, emit, cancel, similarity, absent)
         if answer.answer_source == "refusal":
-            answer.answer = refusal_for(question, REFUSAL_TEXT)
-        elif answer.answer_source in ("llm", "llm_repaired", "extractive"):
+            return replace(answer, answer=refusal_for(question, REFUSAL_TEXT))
+        if answer.answer_source in ("llm", "llm_repaired", "extractive"):
             # A yes/no question gets its "Yes" or "No" from what the cited passages say, when the
             # answer does not open with one (a quote, or a model that restated the passage).
             cited = [b for b in blocks if b.number in cited_numbers(answer.answer)]
             said = with_reply(answer.answer, sources_answer(question, cited))
             if said != answer.answer:
-                answer.answer = said
                 emit("answer_repaired", {"answer": said, "method": "reply"})
+                return replace(answer, answer=said)
         return answer
 
     def _answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],
@@ -124,16 +120,12 @@ class Synthesizer:
             why = ("no evidence was retrieved" if not blocks else
                    f"the documents never mention: {', '.join(absent[:6])}" if absent else
                    f"the documents do not mention: {', '.join(missing[:6])}")
-            answer = self._refusal_answer(why, emit)
-            answer.coverage = cov
-            return answer
+            return self._refusal_answer(why, emit, cov)
         ask = ask_together(question, [b.source_text for b in blocks],
                            [f"{b.candidate.document_name}\n{b.candidate.heading_path}" for b in blocks]) \
             if options.min_ask > 0 else None  # REFUSAL_MIN_ASK=0 turns the ask rules off
         if ask is not None and not ask.found:  # the ask and its subject are never said together
-            answer = self._refusal_answer(ask.reason(), emit)
-            answer.coverage = cov
-            return answer
+            return self._refusal_answer(ask.reason(), emit, cov)
         evidence = "\n\n".join(b.rendered for b in blocks if b.in_prompt)
         fallbacks: list[dict[str, str]] = []
         for backend in chain:
@@ -146,13 +138,9 @@ class Synthesizer:
                 fallbacks.append({"backend": backend.name, "error": str(exc)})
                 emit("backend_fallback", {"from": backend.name, "error": str(exc)})
         text, why = extract(question, blocks, options)
-        if text is None:
-            answer = self._refusal_answer(why, emit)
-            answer.coverage = cov
-        else:
-            answer = self._final(text, "extractive", blocks, "extractive", "none", cov, options)
-        answer.fallbacks = fallbacks
-        return answer
+        answer = self._refusal_answer(why, emit, cov) if text is None else \
+            self._final(text, "extractive", blocks, "extractive", "none", cov, options)
+        return replace(answer, fallbacks=fallbacks)
 
     # -- paths -------------------------------------------------------------
     def _generate(self, question: str, evidence: str, blocks: list[EvidenceBlock], backend: LLMBackend,
@@ -170,6 +158,7 @@ class Synthesizer:
                                     "estimated_s": estimate,
                                     "message": f"Reading {passages}" + (f" (~{estimate:.0f} s)" if estimate else "")})
         first_token: float | None = None
+        first_sentence: float | None = None  # when the first checked sentence went out
         read_blocks = [b for b in blocks if b.in_prompt]
         reply = sources_answer(question, read_blocks)
         repairs: list[str] = []  # how the sentences shown were repaired ("attribution", "citation")
@@ -183,29 +172,30 @@ class Synthesizer:
                 if first_token is None:
                     first_token = time.perf_counter()
                 release.feed(piece)
-                if release.released and "first_sentence_ms" not in release.timings:
-                    release.timings["first_sentence_ms"] = (time.perf_counter() - t0) * 1000
+                if release.released and first_sentence is None:
+                    first_sentence = time.perf_counter()
         release.finish()
-        if release.released and "first_sentence_ms" not in release.timings:
-            release.timings["first_sentence_ms"] = (time.perf_counter() - t0) * 1000
+        if release.released and first_sentence is None:
+            first_sentence = time.perf_counter()
         completion = result.completion
         assert completion is not None  # set by every backend when its stream ends
-        usage = {"synthesis": {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}}
         timings = {"first_token_ms": ((first_token or time.perf_counter()) - t0) * 1000,
-                   "generation_ms": (time.perf_counter() - t0) * 1000, **release.timings}
+                   "generation_ms": (time.perf_counter() - t0) * 1000}
+        if first_sentence is not None:
+            timings["first_sentence_ms"] = (first_sentence - t0) * 1000
         text = strip_labels(normalise_answer(completion.text), blocks)
         log.debug("draft %r: %d sentence(s) shown, %d held", text[:400], len(release.released), len(release.held))
         if release.released:
             answer, first = self._after_release(question, text, release, repairs, blocks, backend, options, emit)
         else:  # nothing was shown: the whole draft goes to repair, quoting or a refusal
-            answer, first = self._check(question, evidence, text, blocks, backend, options, emit, usage)
-        answer.first_validation = first
-        answer.backend, answer.model = backend.name, completion.model
-        answer.coverage, answer.usage, answer.fallbacks = cov, usage, fallbacks
-        answer.timings_ms.update(timings)
-        if answer.answer_source in ("llm", "llm_repaired"):
-            answer.confidence = groundedness(answer.answer, blocks) if options.verify else None
-        return answer
+            answer, first = self._check(question, evidence, text, blocks, backend, options, emit)
+        checked_model = answer.answer_source in ("llm", "llm_repaired")
+        return replace(answer, first_validation=first, backend=backend.name, model=completion.model, coverage=cov,
+                       usage={"synthesis": {"prompt": completion.prompt_tokens,
+                                            "completion": completion.completion_tokens}, **answer.usage},
+                       fallbacks=list(fallbacks), timings_ms={**answer.timings_ms, **timings},
+                       confidence=(groundedness(answer.answer, blocks) if options.verify else None)
+                       if checked_model else answer.confidence)
 
     def _sentence(self, question: str, sentence: str, read: list[EvidenceBlock], options: SynthesisOptions,
                   repairs: list[str]) -> str | None:
@@ -257,8 +247,9 @@ class Synthesizer:
         return self._final(more, "llm_repaired", blocks, backend.name, "", 0.0, options), first
 
     def _check(self, question: str, evidence: str, text: str, blocks: list[EvidenceBlock],
-               backend: LLMBackend, options: SynthesisOptions, emit: Emit,
-               usage: dict[str, dict[str, int]]) -> tuple[Answer, dict[str, Any]]:
+               backend: LLMBackend, options: SynthesisOptions, emit: Emit) -> tuple[Answer, dict[str, Any]]:
+        """The whole draft checked (nothing was shown); repaired by attribution, by re-citing, then by one
+        model round whose tokens the answer's `usage` reports under `repair`."""
         if is_refusal(text):
             emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
@@ -286,10 +277,16 @@ class Synthesizer:
                 return self._accept(question, recited, "llm_repaired", blocks, backend, options, emit, again), first
         repaired = backend.complete(repair_messages(question, evidence, text, report.problems(text)),
                                     options.params)
-        usage["repair"] = {"prompt": repaired.prompt_tokens, "completion": repaired.completion_tokens}
-        second = strip_labels(normalise_answer(repaired.text), blocks)
+        used = {"repair": {"prompt": repaired.prompt_tokens, "completion": repaired.completion_tokens}}
+        after = self._after_repair(question, strip_labels(normalise_answer(repaired.text), blocks), blocks, backend,
+                                   options, emit)
+        return replace(after, usage=used), first
+
+    def _after_repair(self, question: str, second: str, blocks: list[EvidenceBlock], backend: LLMBackend,
+                      options: SynthesisOptions, emit: Emit) -> Answer:
         if is_refusal(second):
-            return self._after_model_refusal(question, blocks, options, emit), first
+            return self._after_model_refusal(question, blocks, options, emit)
+        read = [b for b in blocks if b.in_prompt]
         report = check(second, read, True, question)
         if not report.valid:
             second, count = attribute(second, read, report)
@@ -297,8 +294,8 @@ class Synthesizer:
                 report = check(second, read, True, question).with_attributed(count)
         if report.valid:
             emit("answer_repaired", {"answer": second, "method": "model", "attributed": report.attributed})
-            return self._accept(question, second, "llm_repaired", blocks, backend, options, emit, report), first
-        return self._replace(question, blocks, options, emit, "citations still invalid after repair", second), first
+            return self._accept(question, second, "llm_repaired", blocks, backend, options, emit, report)
+        return self._replace(question, blocks, options, emit, "citations still invalid after repair", second)
 
     def _accept(self, question: str, text: str, source: str, blocks: list[EvidenceBlock], backend: LLMBackend,
                 options: SynthesisOptions, emit: Emit, report: Validation, keep: bool = False) -> Answer:
@@ -358,9 +355,9 @@ class Synthesizer:
         emit("answer_replaced", {"answer": text, "answer_source": "extractive", "reason": reason})
         return self._final(text, "extractive", blocks, "extractive", "none", 0.0, options)
 
-    def _refusal_answer(self, reason: str, emit: Emit) -> Answer:
+    def _refusal_answer(self, reason: str, emit: Emit, cov: float = 0.0) -> Answer:
         emit("refusal", {"reason": reason})
-        return Answer(REFUSAL_TEXT, "refusal", [], "none", "", refusal_reason=reason)
+        return Answer(REFUSAL_TEXT, "refusal", [], "none", "", refusal_reason=reason, coverage=cov)
 
     def _final(self, text: str, source: str, blocks: list[EvidenceBlock], backend: str, model: str,
                cov: float, options: SynthesisOptions, report: Validation | None = None) -> Answer:

@@ -14,10 +14,11 @@ import threading
 
 from common.errors import DomainError
 from common.options import MAX_COMPARED, MIN_COMPARED
+from rag_system.generation.events import Emit
 from rag_system.generation.llm import GenerationParams, LLMBackend
 from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
-from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
+from rag_system.tasks.outcome import Outcome, add_usage, run_model
 from rag_system.tasks.parts import NOT_STATED, Part, checked, from_model, from_pick
 from rag_system.tasks.picking import assign, distinctive, document_sentences, profile
 
@@ -67,7 +68,7 @@ def compare(documents: list[DocumentRef], blocks_by_doc: list[list[EvidenceBlock
         fallbacks += run.fallbacks
         if run.notes is not None:
             backend, model, calls = run.backend, run.model, calls + run.notes.calls
-        add_usage(usage, "compare", run.notes)
+        usage = add_usage(usage, "compare", run.notes)
         sentences = document_sentences(blocks)
         extracted = assign(sentences, [p for p, _ in DIMENSIONS], 1)
         used = {s.order for chosen in extracted.values() for s in chosen.sentences}

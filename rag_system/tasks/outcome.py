@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_system.generation.events import Emit
 from rag_system.generation.llm import ContextOverflowError, GenerationParams, LLMBackend, LLMError
 from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.model import ModelNotes, headed_notes
 from rag_system.tasks.parts import Part
 
 log = logging.getLogger(__name__)
-
-Emit = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass
@@ -55,9 +53,11 @@ def run_model(chain: list[LLMBackend], document: str, headings: list[tuple[str, 
     return ModelRun(None, fallbacks=fallbacks)
 
 
-def add_usage(usage: dict[str, dict[str, int]], stage: str, notes: ModelNotes | None) -> None:
+def add_usage(usage: dict[str, dict[str, int]], stage: str,
+              notes: ModelNotes | None) -> dict[str, dict[str, int]]:
+    """`usage` with the tokens of `notes` added under `stage`: a new dict, the caller's left as it was."""
     if notes is None or not notes.calls:
-        return
-    entry = usage.setdefault(stage, {"prompt": 0, "completion": 0})
-    entry["prompt"] += notes.usage["prompt"]
-    entry["completion"] += notes.usage["completion"]
+        return usage
+    entry = usage.get(stage, {"prompt": 0, "completion": 0})
+    return {**usage, stage: {"prompt": entry["prompt"] + notes.usage["prompt"],
+                             "completion": entry["completion"] + notes.usage["completion"]}}

@@ -10,9 +10,10 @@ nothing in it describes says so; beyond `MAX_DOCUMENTS` the rest are named, not 
 
 from __future__ import annotations
 
+from rag_system.generation.events import Emit
 from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
-from rag_system.tasks.outcome import Emit, Outcome
+from rag_system.tasks.outcome import Outcome
 from rag_system.tasks.parts import Part, from_pick
 from rag_system.tasks.picking import assign, document_sentences
 from rag_system.tasks.summary import SECTIONS

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_system.generation.events import Emit, checked
 from rag_system.generation.llm import GenerationParams
 from rag_system.generation.registry import BackendRegistry
 from rag_system.retrieval.engine import RetrievalEngine
@@ -27,7 +28,7 @@ from rag_system.tasks.documents import (
     document_blocks,
     resolve,
 )
-from rag_system.tasks.outcome import Emit, Outcome
+from rag_system.tasks.outcome import Outcome
 from rag_system.tasks.overview import MAX_DOCUMENTS as OVERVIEW_DOCUMENTS
 from rag_system.tasks.overview import overview
 from rag_system.tasks.parts import answer_source, merged_citations, overall_validation
@@ -82,6 +83,7 @@ class TaskRunner:
     def run(self, request: Any, emit: Emit, cancel: threading.Event | None = None) -> TaskResponse | None:
         """`request` is a `ChatRequest` with `task` != "qa", or any message that asks for a summary without
         naming a document; None means "answer it as a question"."""
+        emit = checked(emit)
         t0 = time.perf_counter()
         if request.task in ("qa", "auto", "summary") and not request.documents and nameless_summary(request.query):
             return self._nameless(request, emit, cancel, t0)

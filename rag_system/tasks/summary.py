@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import threading
 
+from rag_system.generation.events import Emit
 from rag_system.generation.llm import GenerationParams, LLMBackend
 from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.documents import DocumentRef, display_name
-from rag_system.tasks.outcome import Emit, Outcome, add_usage, run_model
+from rag_system.tasks.outcome import Outcome, add_usage, run_model
 from rag_system.tasks.parts import Part, checked, from_model, from_pick
 from rag_system.tasks.picking import assign, document_sentences, profile
 
@@ -66,8 +67,7 @@ def summarise(document: DocumentRef, blocks: list[EvidenceBlock], chain: list[LL
         emit("task_part", {"task": "summary", "key": prof.key, "source": parts[-1].source,
                            "valid": parts[-1].validation["valid"] if parts[-1].validation else None,
                            "markdown": render(document, parts)})  # the summary so far, shown as it grows
-    usage: dict[str, dict[str, int]] = {}
-    add_usage(usage, "summary", run.notes)
+    usage = add_usage({}, "summary", run.notes)
     extra = {"map_reduce": {"windows": run.notes.groups, "calls": run.notes.calls}} if run.notes else {}
     return Outcome(render(document, parts), parts, run.backend, run.model, usage, run.fallbacks, extra)
 

@@ -8,6 +8,7 @@ exercised with real native validation and real evidence blocks.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 
@@ -154,6 +155,16 @@ def test_unknown_block_number_goes_to_a_model_repair():
     repair_prompt = backend.prompts[1][-1].content
     assert "[7]" in repair_prompt and "do not exist" in repair_prompt
     assert "repair" in answer.usage
+
+
+def test_the_answer_is_a_value_carrying_every_model_call():
+    """Built once: the repair round's tokens come back in the answer, after the draft's, not through
+    a dict the caller passed; and no stage can change an answer after it is built."""
+    answer, _ = run(Scripted("A default value of 3 is assumed [7].", "A default value of 3 is assumed [1]."))
+    assert list(answer.usage) == ["synthesis", "repair"]
+    assert answer.backend == "scripted" and answer.coverage > 0 and "generation_ms" in answer.timings_ms
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.answer = "changed"  # type: ignore[misc]
 
 
 def test_invented_quote_that_survives_repair_is_replaced_by_an_extract():

@@ -17,7 +17,8 @@ from rag_system.retrieval.packer import evidence_label
 from rag_system.retrieval.types import Candidate
 from rag_system.tasks.compare import CompareError, compare
 from rag_system.tasks.documents import DocumentRef, normalise, resolve
-from rag_system.tasks.model import split_headed, windows
+from rag_system.tasks.model import ModelNotes, split_headed, windows
+from rag_system.tasks.outcome import add_usage
 from rag_system.tasks.parts import NOT_STATED
 from rag_system.tasks.routing import detect, names_of, scope_phrase
 from rag_system.tasks.summary import SECTIONS, summarise
@@ -242,3 +243,12 @@ def test_model_cells_are_checked_one_by_one_and_differences_stay_extractive():
     assert foreign.source != "llm" and "another document" in foreign.note
     assert len(backend.prompts) == 2 and outcome.backend == "scripted"
     assert all(p.validation["valid"] for p in outcome.parts if p.validation)
+
+
+def test_usage_is_added_into_a_new_dict() -> None:
+    notes = ModelNotes(calls=2, usage={"prompt": 30, "completion": 7})
+    first = add_usage({}, "compare", notes)
+    both = add_usage(first, "compare", notes)
+    assert first == {"compare": {"prompt": 30, "completion": 7}}  # the caller's dict is left as it was
+    assert both == {"compare": {"prompt": 60, "completion": 14}}
+    assert add_usage(both, "summary", ModelNotes()) is both  # no call, nothing to add
