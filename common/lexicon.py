@@ -3,7 +3,8 @@
 Chunking (topic breaks), generation (key terms, coverage), the agent (content words of a
 follow-up) and the native sentence scorer (`docent_native.select_evidence_sentences`, whose
 `STOP_WORDS` in native/src/evidence.rs is this list; tests/unit/test_lexicon.py compares them) all
-read text through it, so a word that is "no topic" for one of them is no topic for all.
+read text through it, so a word that is "no topic" for one of them is no topic for all. The
+sentence splitter's abbreviations live here too (`ABBREVIATIONS`, native/src/sentences.rs).
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ theirs them themselves then there these they thing things this those through to 
 under until up use used uses using very want was wasn way ways we were weren what whats when
 where which while who whom whose why will with won would wouldn you your yours yourself yourselves
 """.split())
+
+#: Lower-case abbreviations, without their final dot, after which a sentence never ends ("e.g.",
+#: "Dr.", "Fig."): `docent_native.split_sentences` reads them from `ABBREVIATIONS` in
+#: native/src/sentences.rs, which tests/unit/test_lexicon.py holds equal to this list.
+ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf al fig figs no nos vol pp p eq sec mr mrs ms dr prof st inc ltd co corp jr sr approx dept est".split()
+)
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 

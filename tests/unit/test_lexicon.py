@@ -6,19 +6,32 @@ import re
 
 import docent_native
 
-from common.lexicon import STOP_WORDS, WORD, stem, tokens, words
+from common.lexicon import ABBREVIATIONS, STOP_WORDS, WORD, stem, tokens, words
 from testkit import REPO_ROOT
 
 MIN_TERM_CHARS = 3  # native/src/evidence.rs: shorter query words are never terms
 
 
+def native_list(source: str, name: str) -> list[str]:
+    """The entries of `pub const <name>: [&str; N]` in native/src/<source>, checked to be N distinct ones."""
+    text = (REPO_ROOT / "native" / "src" / source).read_text()
+    table = re.search(rf"pub const {name}: \[&str; (\d+)\] = \[(.*?)\];", text, re.S)
+    assert table is not None, (source, name)
+    entries = re.findall(r'"([^"]+)"', table.group(2))
+    assert len(entries) == int(table.group(1)) == len(set(entries))
+    return entries
+
+
 def test_the_native_stop_words_are_the_lexicon_s() -> None:
-    source = (REPO_ROOT / "native" / "src" / "evidence.rs").read_text()
-    table = re.search(r"pub const STOP_WORDS: \[&str; (\d+)\] = \[(.*?)\];", source, re.S)
-    assert table is not None
-    native = re.findall(r'"([^"]+)"', table.group(2))
-    assert len(native) == int(table.group(1)) == len(set(native))
-    assert set(native) == {w for w in STOP_WORDS if len(w) >= MIN_TERM_CHARS}
+    assert set(native_list("evidence.rs", "STOP_WORDS")) == {w for w in STOP_WORDS if len(w) >= MIN_TERM_CHARS}
+
+
+def test_the_native_splitter_s_abbreviations_are_the_lexicon_s() -> None:
+    assert set(native_list("sentences.rs", "ABBREVIATIONS")) == ABBREVIATIONS
+    longest = re.search(r"const MAX_ABBREVIATION: usize = (\d+);", (REPO_ROOT / "native" / "src" / "sentences.rs").read_text())
+    assert longest is not None and int(longest.group(1)) == max(len(a) for a in ABBREVIATIONS)
+    for abbreviation in ("e.g.", "Dr.", "approx."):  # and the splitter reads them
+        assert docent_native.split_sentences(f"See {abbreviation} Smith here.") == [(0, 20 + len(abbreviation) - 4)]
 
 
 def test_the_native_scorer_ignores_exactly_the_lexicon_s_stop_words() -> None:
