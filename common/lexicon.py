@@ -42,7 +42,18 @@ ABBREVIATIONS = frozenset(
     "e.g i.e etc vs cf al fig figs no nos vol pp p eq sec mr mrs ms dr prof st inc ltd co corp jr sr approx dept est".split()
 )
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e")
+#: Words that say how a question asks ("how much", "how long", "may"), not what about: kept as key
+#: terms where a question's words are weighed, left out where the evidence's coverage is judged.
+ASKING_WORDS = frozenset("much many may might how long often old far".split())
+
+#: The number words from zero to twenty, each at its value's index: "ten" and "10" say the same number.
+CARDINALS = tuple(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split()
+)
+
+#: `stem`'s suffixes, tried in this order (native/src/lexicon.rs `SUFFIXES`, compared by a test).
+SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 
 
 def words(text: str) -> list[str]:
@@ -63,7 +74,7 @@ def stem(word: str) -> str:
     localGPT corpora spends outside the embedder), and a corpus has few distinct words.
     """
     w = word.lower()
-    for suffix in _SUFFIXES:
+    for suffix in SUFFIXES:
         if len(w) - len(suffix) >= 3 and w.endswith(suffix):
             return w[: -len(suffix)]
     return w
