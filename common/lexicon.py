@@ -3,7 +3,8 @@
 Chunking (topic breaks), generation (key terms, coverage), the agent (content words of a
 follow-up) and the native sentence scorer (`docent_native.select_evidence_sentences`, whose
 `STOP_WORDS` in native/src/evidence.rs is this list; tests/unit/test_lexicon.py compares them) all
-read text through it, so a word that is "no topic" for one of them is no topic for all.
+read text through it, so a word that is "no topic" for one of them is no topic for all. The
+sentence splitter's abbreviations live here too (`ABBREVIATIONS`, native/src/sentences.rs).
 """
 
 from __future__ import annotations
@@ -34,7 +35,25 @@ under until up use used uses using very want was wasn way ways we were weren wha
 where which while who whom whose why will with won would wouldn you your yours yourself yourselves
 """.split())
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e")
+#: Lower-case abbreviations, without their final dot, after which a sentence never ends ("e.g.",
+#: "Dr.", "Fig."): `docent_native.split_sentences` reads them from `ABBREVIATIONS` in
+#: native/src/sentences.rs, which tests/unit/test_lexicon.py holds equal to this list.
+ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf al fig figs no nos vol pp p eq sec mr mrs ms dr prof st inc ltd co corp jr sr approx dept est".split()
+)
+
+#: Words that say how a question asks ("how much", "how long", "may"), not what about: kept as key
+#: terms where a question's words are weighed, left out where the evidence's coverage is judged.
+ASKING_WORDS = frozenset("much many may might how long often old far".split())
+
+#: The number words from zero to twenty, each at its value's index: "ten" and "10" say the same number.
+CARDINALS = tuple(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split()
+)
+
+#: `stem`'s suffixes, tried in this order (native/src/lexicon.rs `SUFFIXES`, compared by a test).
+SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e")
 
 
 def words(text: str) -> list[str]:
@@ -55,7 +74,7 @@ def stem(word: str) -> str:
     localGPT corpora spends outside the embedder), and a corpus has few distinct words.
     """
     w = word.lower()
-    for suffix in _SUFFIXES:
+    for suffix in SUFFIXES:
         if len(w) - len(suffix) >= 3 and w.endswith(suffix):
             return w[: -len(suffix)]
     return w

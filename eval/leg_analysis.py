@@ -1,9 +1,10 @@
 """Per-leg failure analysis and offline fusion: `python -m eval.leg_analysis --corpus rfc --per-query`.
 
 Why offline: a fusion rule, weight or candidate depth changes nothing that is
-stored, so each leg is retrieved once per gold query (from the same cached
-index `eval.run_eval` builds) and every arm is fused from those lists in
-milliseconds. The `score` and `rrf` arms call the same `docent_native`
+stored, so each leg is retrieved once per gold query and depth, by the
+engine's own leg functions (rag_system/retrieval/legs.py), from the same
+cached index `eval.run_eval` builds, and every arm is fused from those lists
+in milliseconds. The `score` and `rrf` arms call the same `docent_native`
 functions as the engine, so the `default` arm reproduces the harness's hybrid
 figures exactly (tested). `--per-query` shows where each leg and the fused
 list put the first relevant chunk: the answer to "why does fusion lose it".
@@ -42,14 +43,14 @@ Ranked = list[tuple[str, float]]
 
 @dataclass
 class QueryLegs:
-    """One gold query: each leg's ranked (chunk id, score) list and which chunks are relevant."""
+    """One gold query: each leg's ranked (chunk id, score) list per depth and which chunks are relevant."""
 
     id: str
     query: str
     match: str
     expected: int
     relevant: dict[str, list[bool]]
-    legs: dict[str, Ranked] = field(default_factory=dict)
+    legs: dict[int, dict[str, Ranked]] = field(default_factory=dict)  # per depth collected, per leg
 
 
 @dataclass(frozen=True)
@@ -63,13 +64,18 @@ class Arm:
     rrf_k: float = 60.0
 
 
-def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int) -> list[QueryLegs]:
-    """Retrieve every leg `depth` deep for each gold row of `corpus` from the built `index`."""
+def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depths: Sequence[int]) -> list[QueryLegs]:
+    """Run the engine's legs (`rag_system.retrieval.legs`), `depth` deep for each of `depths`, for each
+    gold row of `corpus` on the built `index`: the same queries, columns and over-fetch as a question."""
     from rag_system.indexing.store import ChunkTable, open_store
-    from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
-    from rag_system.retrieval.first_stage import content_terms
-    from rag_system.retrieval.fts_query import sanitize_fts_query
-    from rag_system.retrieval.query_focus import focus_question
+    from rag_system.retrieval import legs
+    from rag_system.retrieval.first_stage import (
+        ANN_REFINE_FACTOR,
+        FTS_LEGS,
+        VECTOR_LEGS,
+        fts_rankings,
+        vector_queries,
+    )
 
     table = ChunkTable.open(open_store(settings), index, embedder.identity)
     if table.windows is None:
@@ -82,45 +88,38 @@ def collect(corpus: Corpus, settings: Any, embedder: Any, index: str, depth: int
         hits = relevance([texts[c] for c in ids], row, corpus.case_sensitive)
         item = QueryLegs(row.id, row.query, row.match, len(row.expected),
                          {c: h for c, h in zip(ids, hits) if any(h)})
-        terms = sanitize_fts_query(row.query)
-        # the engine's own queries: the exact-words ranking asks content words (first_stage.content_terms)
-        for name, column, asked in (("fts", TEXT_COLUMN, terms), ("fts_exact", EXACT_COLUMN, content_terms(terms))):
-            item.legs[name] = _window_hits(table, asked, depth, column, texts)
-        focus = focus_question(row.query)
-        vectors = embedder.embed_queries([row.query] + ([focus] if focus else []))
-        for name, vector in zip(("vector", "vector_focus"), vectors):
-            found = (table.table.search(vector, vector_column_name=table.vector_column).distance_type("cosine")
-                     .select(["chunk_id", "_distance"]).limit(depth).to_list())
-            item.legs[name] = [(r["chunk_id"], 1.0 - float(r["_distance"])) for r in found]
-        item.legs.setdefault("vector_focus", [])
+        # Every ranking the engine can make (exact words and the question sentence included): the
+        # arms weigh the ones a setting turns off with 0.
+        asked = fts_rankings(table, row.query, exact=True)
+        vectors = embedder.embed_queries(vector_queries(row.query, focus=True))
+        for depth in sorted(set(depths)):
+            found = legs.run([*(legs.fts_leg(table, terms, None, depth, column) for terms, column in asked),
+                              *(legs.vector_leg(table, vector, None, depth, ANN_REFINE_FACTOR) for vector in vectors)])
+            names = [*FTS_LEGS[:len(asked)], *VECTOR_LEGS[:len(vectors)]]
+            ranked: dict[str, Ranked] = dict.fromkeys(LEGS, [])
+            for name, ranking in zip(names, found):
+                if isinstance(ranking, BaseException):
+                    raise ranking
+                # Chunks missing from the chunk table are dropped (the engine drops them too).
+                ranked[name] = [(c, s) for c, s in zip(ranking.ids, ranking.scores) if c in texts]
+            item.legs[depth] = ranked
         out.append(item)
     return out
-
-
-def _window_hits(table: Any, terms: str, depth: int, column: str, texts: dict[str, str]) -> Ranked:
-    """Window-level hits, best first (chunk id per window), as many as the engine fetches at `depth`."""
-    from lancedb.query import MatchQuery
-
-    from rag_system.indexing.windows import OVERFETCH
-
-    if not terms:
-        return []
-    hits = (table.windows.table.search(MatchQuery(terms, column), query_type="fts")
-            .select(["chunk_id", "_score"]).limit(depth * OVERFETCH).to_list())
-    # Hits of chunks missing from the chunk table are dropped (the engine drops them too).
-    return [(h["chunk_id"], float(h["_score"] or 0.0)) for h in hits if h["chunk_id"] in texts]
 
 
 def fuse(item: QueryLegs, arm: Arm, k: int = 20) -> list[str]:
     """The arm's top-k chunk ids for one query."""
     if arm.fusion not in ("score", "meanmax", "rrf", *_NORMALISERS):
         raise ValueError(f"unknown fusion {arm.fusion!r}; use score, meanmax, rrf, {', '.join(_NORMALISERS)}")
+    if arm.depth not in item.legs:
+        raise ValueError(f"arm {arm.name!r} wants legs {arm.depth} deep; collected: {sorted(item.legs)}")
+    legs = item.legs[arm.depth]
     weights_by_leg = dict(arm.weights)
-    if not item.legs.get("vector_focus") and "vector" in weights_by_leg:
+    if not legs["vector_focus"] and "vector" in weights_by_leg:
         # One-sentence query: the engine gives the whole vector weight to the one vector ranking.
         weights_by_leg["vector"] += weights_by_leg.pop("vector_focus", 0.0)
     names = [n for n in LEGS if weights_by_leg.get(n, 0.0) > 0]
-    lists = [_top(item.legs[n], arm.depth, not n.startswith("vector")) for n in names]
+    lists = [legs[n] for n in names]
     weights = [weights_by_leg[n] for n in names]
     rankings = [[c for c, _ in lst] for lst in lists]
     if arm.fusion == "rrf":
@@ -137,21 +136,6 @@ def fuse(item: QueryLegs, arm: Arm, k: int = 20) -> list[str]:
             total[chunk_id] = total.get(chunk_id, 0.0) + weight * value
             first.setdefault(chunk_id, (i, pos))
     return sorted(total, key=lambda c: (-total[c], first[c]))[:k]
-
-
-def _top(ranked: Ranked, depth: int, windows: bool = False) -> Ranked:
-    """A leg's first `depth` chunks; a full-text leg's windows are reduced to each chunk's best
-    one within the `depth * OVERFETCH` hits the engine would fetch (`WindowTable.search_chunks`)."""
-    from rag_system.indexing.windows import OVERFETCH
-
-    if not windows:
-        return ranked[:depth]
-    best: dict[str, float] = {}
-    for chunk_id, score in ranked[: depth * OVERFETCH]:
-        best.setdefault(chunk_id, score)
-        if len(best) >= depth:
-            break
-    return list(best.items())
 
 
 def _zclip(scores: Sequence[float]) -> list[float]:
@@ -216,7 +200,7 @@ def _index_for(corpus: Corpus, settings: Any, embedder: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m eval.leg_analysis", description=__doc__.split("\n")[0])
     add_corpus_arguments(p, ALL)
-    p.add_argument("--depth", type=int, default=100, help="candidates kept per leg (arms use up to this)")
+    p.add_argument("--depth", type=int, default=100, help="leg depth of the --per-query ranks (the arms use their own depths)")
     p.add_argument("--per-query", action="store_true", help="first relevant rank per leg and fused, per row")
     args = p.parse_args(argv)
     check_corpus_arguments(p, args)
@@ -230,16 +214,16 @@ def main(argv: list[str] | None = None) -> int:
     corpus = custom_corpus(args.docs, args.gold, args.case_sensitive) if args.docs \
         else known_corpora(args.data_dir)[args.corpus]
     embedder = shared_embedder(settings)  # `--set embedder=bge-small` analyses a bge index
-    items = collect(corpus, settings, embedder, _index_for(corpus, settings, embedder), args.depth)
     arms = default_arms(settings)
+    depths = sorted({arm.depth for arm in arms} | {args.depth})
+    items = collect(corpus, settings, embedder, _index_for(corpus, settings, embedder), depths)
     results = {arm.name: evaluate(items, arm) for arm in arms}
     for name, metrics in results.items():
         sys.stdout.write(f"{corpus.name:<8} {name:<18} " + " ".join(f"{k}={v:.3f}" for k, v in metrics.items()) + "\n")
     if args.per_query:
         default = next(a for a in arms if a.name == "default")
         for item in items:
-            ranks = {leg: first_rank(item, [c for c, _ in _top(item.legs[leg], args.depth, not leg.startswith("vector"))])
-                     for leg in LEGS}
+            ranks = {leg: first_rank(item, [c for c, _ in item.legs[args.depth][leg]]) for leg in LEGS}
             sys.stdout.write(f"{item.id:<12} fused={first_rank(item, fuse(item, default))} "
                              + " ".join(f"{leg}={r}" for leg, r in ranks.items()) + f"  {item.query[:70]}\n")
     if args.json_out:

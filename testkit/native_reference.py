@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 # The native STOP_WORDS is this list (tests/unit/test_lexicon.py); native/src/lexicon.rs ports stem.
-from common.lexicon import STOP_WORDS, stem
+from common.lexicon import ABBREVIATIONS, STOP_WORDS, stem
 
 DEFAULT_CHUNK_SIZE = 1 << 20
 MAX_CHUNK_SIZE = 1 << 26
@@ -97,9 +97,6 @@ _TERMINALS = ".!?…"
 _CLOSERS = "\"'”’)]"
 _OPENERS = "\"'“‘(["
 _WORD_PREFIXES = "(\"'“‘["
-_ABBREVIATIONS = frozenset(
-    "e.g i.e etc vs cf al fig figs no nos vol pp p eq sec mr mrs ms dr prof st inc ltd co corp jr sr approx dept est".split()
-)
 _WS_RUN = re.compile(r"\s+")
 _NON_WS = re.compile(r"\S")
 _WORD = re.compile(r"\w+")
@@ -150,7 +147,7 @@ def _ends_with_abbreviation(before_dot: str) -> bool:
     if not words:
         return False
     last = words[-1].lstrip(_WORD_PREFIXES)
-    if _fold(last) in _ABBREVIATIONS:
+    if _fold(last) in ABBREVIATIONS:
         return True
     return len(last) == 1 and last.isalpha()
 

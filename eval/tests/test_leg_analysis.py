@@ -34,7 +34,7 @@ def built(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
     settings = settings.with_overrides(chunk_tokens=128, chunk_window_tokens=48)
     build_index([docs], "legs", settings, embedder=embedder)
     corpus = custom_corpus(docs, gold, case_sensitive=False)
-    return settings, RetrievalEngine(settings, embedder), collect(corpus, settings, embedder, "legs", 100)
+    return settings, RetrievalEngine(settings, embedder), collect(corpus, settings, embedder, "legs", sorted({a.depth for a in default_arms(settings)}))
 
 
 def test_default_arm_reproduces_engine_rankings(built) -> None:  # type: ignore[no-untyped-def]

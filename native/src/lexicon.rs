@@ -6,7 +6,7 @@
 //! [`crate::polarity`] has its own, different stemmer (documented there);
 //! this one is `common.lexicon.stem`, character for character.
 
-/// `common.lexicon._SUFFIXES`, tried in this order; the first that fits wins.
+/// `common.lexicon.SUFFIXES`, tried in this order; the first that fits wins.
 pub const SUFFIXES: [&str; 11] = [
     "ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e",
 ];

@@ -39,7 +39,7 @@ pub const OPENERS: [char; 6] = ['"', '\'', '“', '‘', '(', '['];
 /// Leading characters stripped from a word before the abbreviation lookup.
 pub const WORD_PREFIXES: [char; 6] = ['(', '"', '\'', '“', '‘', '['];
 /// Lower-case abbreviations (without their final dot) that do not end a
-/// sentence; the same list as `rag_system.chunking.sentences`.
+/// sentence: `common.lexicon.ABBREVIATIONS` (tests/unit/test_lexicon.py compares them).
 #[rustfmt::skip]
 pub const ABBREVIATIONS: [&str; 30] = [
     "e.g", "i.e", "etc", "vs", "cf", "al", "fig", "figs", "no", "nos", "vol", "pp", "p", "eq",

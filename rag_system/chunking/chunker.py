@@ -22,7 +22,9 @@ from rag_system.ingestion.types import Block, ConvertedDocument, TableRows
 
 TokenCounter = Callable[[list[str]], list[int]]
 
-CHUNKER_NAME = "sections-v1"
+#: Part of every chunk's version (`ChunkOptions.version`): v2 cuts sentences with the native splitter
+#: (`chunking.sentences`), so files chunked by v1's own rules are chunked again on their next build.
+CHUNKER_NAME = "sections-v2"
 _ATOMIC = frozenset({"table", "code"})
 #: With `topic_breaks`, a chunk ends no earlier than this share of its budget.
 TOPIC_MIN_FILL = 0.5

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import docent_native
 
-from rag_system.grounding.terms import ASKING_WORDS, term_set, weighted_terms
+from common.lexicon import ASKING_WORDS
+from rag_system.grounding.terms import term_set, weighted_terms
 
 #: Excerpt runs of one block are joined by this line; it is not text of any block.
 GAP = "\n…\n"

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import docent_native
 
-from common.lexicon import STOP_WORDS, WORD, stem
-from rag_system.grounding.terms import ASKING_WORDS, ask_terms, compound_words, initialisms, term_set, weighted_terms
+from common.lexicon import ASKING_WORDS, STOP_WORDS, WORD, stem
+from rag_system.grounding.terms import ask_terms, compound_words, initialisms, term_set, weighted_terms
 
 #: Neighbouring sentences on each side of a window's centre sentence.
 WINDOW_RADIUS = 1

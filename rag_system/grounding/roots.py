@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from common.lexicon import CARDINALS
 from rag_system.grounding.words import ANTONYMS, SYNONYMS
 
 _SUFFIXES = ("izations", "ization", "isations", "isation", "ations", "ation", "itions", "ition", "ments", "ment",
@@ -18,9 +19,7 @@ _SUFFIXES = ("izations", "ization", "isations", "isation", "ations", "ation", "i
              "able", "ible", "ally", "als", "al", "ions", "ion", "ings", "ing", "ly", "ies", "ied", "es", "ed", "s")
 
 #: Number words up to twenty, and the tens: "ten" and "10" say the same number.
-NUMBER_WORDS = {w: str(n) for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS = {w: str(n) for n, w in enumerate(CARDINALS)}
 NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
                      "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000", "once": "1",
                      "twice": "2", "single": "1", "double": "2", "dozen": "12", "half": "0.5"})

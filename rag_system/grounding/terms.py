@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from common.lexicon import STOP_WORDS, WORD, stem
+from common.lexicon import ASKING_WORDS, CARDINALS, STOP_WORDS, WORD, stem
 from rag_system.indexing.languages import all_function_words
 
 # What a question's key terms skip: also the function words of the other languages documents come in
@@ -33,9 +33,7 @@ def key_terms(text: str) -> list[str]:
 
 
 #: Numbers written as digits also say their word: a question's "ten" is a block's "10" (key terms keep words).
-_NUMBER_WORDS = {str(n): w for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS = {str(n): w for n, w in enumerate(CARDINALS)}
 
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -161,10 +159,6 @@ def coverage(question: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
     missing = [t for t in weights if t not in present]
     total = sum(weights.values())
     return (total - sum(weights[t] for t in missing)) / total, missing
-
-
-#: Words that say how a question asks ("how much", "may"), not what about.
-ASKING_WORDS = frozenset("much many may might how long often old far".split())
 
 
 def ask_terms(question: str) -> list[str]:

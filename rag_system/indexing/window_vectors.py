@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rag_system.chunking.chunk import Chunk
-from rag_system.indexing.windows import LOCATION_FIELDS, best_per_chunk, replace_rows
+from rag_system.indexing.windows import LOCATION_FIELDS, replace_rows
 
 log = logging.getLogger(__name__)
 
@@ -127,21 +127,6 @@ class WindowVectorTable:
             replace_rows(self.table, ["chunk_id", "window_index"], data, replacing)
         elif data.num_rows:
             self.table.add(data)
-
-    def search_chunks(self, vector: Any, where: str | None, limit: int) -> list[tuple[str, float]]:
-        """Chunk ids ranked by their best window's cosine distance, best first, at most `limit`.
-
-        Only `chunk_id` and `_distance` are read: the winners' rows are read once, after fusion.
-        """
-        builder = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
-        if self.ann_kind() == "IvfPq":
-            builder = builder.nprobes(PQ_NPROBES).refine_factor(PQ_REFINE)
-        else:  # HNSW (the beam), or exact search, which ignores it
-            builder = builder.ef(self.search_beam(limit * OVERFETCH))
-        if where:
-            builder = builder.where(where, prefilter=True)
-        hits = builder.select(["chunk_id", "_distance"]).limit(limit * OVERFETCH).to_arrow()
-        return best_per_chunk(hits, "_distance", limit)
 
     def search_beam(self, wanted: int) -> int:
         """The HNSW `ef` for `wanted` hits: one per WINDOWS_PER_EF rows, within EF_MIN..EF_MAX."""

@@ -136,26 +136,6 @@ class WindowTable:
                 self.table.create_index(column, config=FTS(with_position=False, **config), replace=True)
         compact(self.table, keep_versions_s)
 
-    def search_chunks(self, terms: str, where: str | None, limit: int,
-                      column: str = TEXT_COLUMN) -> list[tuple[str, float]]:
-        """Chunk ids ranked by their best window's BM25 score, best first, at most `limit`."""
-        builder = self.table.search(match_query(terms, column), query_type="fts")
-        if where:
-            builder = builder.where(where, prefilter=True)
-        hits = builder.select(["chunk_id", "_score"]).limit(limit * OVERFETCH).to_arrow()
-        return best_per_chunk(hits, "_score", limit)
-
-
-def best_per_chunk(hits: pa.Table, column: str, limit: int) -> list[tuple[str, float]]:
-    """The first hit of each chunk, at most `limit` chunks: hits come best first, so it is its best window."""
-    best: dict[str, float] = {}
-    for chunk_id, value in zip(hits.column("chunk_id").to_pylist(), hits.column(column).to_pylist()):
-        if chunk_id not in best:
-            best[chunk_id] = float(value or 0.0)
-            if len(best) >= limit:
-                break
-    return list(best.items())
-
 
 def match_query(terms: str, column: str) -> MatchQuery:
     """LanceDB's full-text query of `terms` on `column` with its defaults (any term, no fuzziness)."""

@@ -78,8 +78,8 @@ class FirstStage:
         timings: dict[str, float] = {}
         warnings: list[str] = []
         started = time.perf_counter()
-        fts_legs = [legs.fts_leg(table, terms, where, options.per_leg, column, timings, maps)
-                    for terms, column in (_fts_rankings(table, query, options.fts_exact)
+        fts_legs = [legs.fts_leg(table, terms, where, options.per_leg, column, maps)
+                    for terms, column in (fts_rankings(table, query, options.fts_exact)
                                           if mode in ("hybrid", "fts_only") else [])]
         # The full-text legs start before the question is embedded: the embedding takes one core
         # (rag_system/embedding/onnx_query.py), LanceDB's threads the other (evaluation.md, "A million chunks").
@@ -87,24 +87,19 @@ class FirstStage:
         vectors: list[Any] = []
         if mode in ("hybrid", "vector_only"):
             t0 = time.perf_counter()
-            focus = focus_question(query) if options.query_focus else None
-            vectors = list(embedder.embed_queries([query] + ([focus] if focus else [])))
+            vectors = list(embedder.embed_queries(vector_queries(query, options.query_focus)))
             timings["embed_ms"] = (time.perf_counter() - t0) * 1000
-        vec_legs = [legs.vector_leg(table, vector, where, options.per_leg, timings, ANN_REFINE_FACTOR, maps)
+        vec_legs = [legs.vector_leg(table, vector, where, options.per_leg, ANN_REFINE_FACTOR, maps)
                     for vector in vectors]
-        vec_lists = legs.run(vec_legs)
+        vec_results = legs.run(vec_legs)
         fts_results = fts_pending.result()
-        for failed in vec_lists:
-            if isinstance(failed, BaseException):
-                raise failed
+        vec_lists = [_ranking(result) for result in vec_results]
+        if vec_lists:  # the legs ran side by side: the slower one is the stage's wait
+            timings["vector_ms"] = max(r.ms for r in vec_lists)
         fts_lists: list[legs.Ranking] = []
         try:
-            for failed in fts_results:
-                if isinstance(failed, BaseException):
-                    raise failed
-            fts_lists = list(fts_results)
-            timings["fts_ms"] = max((timings.pop(f"fts_{c}_ms", 0.0) for c in (TEXT_COLUMN, EXACT_COLUMN)),
-                                    default=0.0)
+            fts_lists = [_ranking(result) for result in fts_results]
+            timings["fts_ms"] = max((r.ms for r in fts_lists), default=0.0)
             if fts_legs and not any(r.ids for r in fts_lists) and not table.has_fts_index():
                 # LanceDB answers an un-indexed full-text query with nothing, which
                 # would silently turn hybrid into vector search.
@@ -132,7 +127,20 @@ class FirstStage:
         )
 
 
-def _fts_rankings(table: ChunkTable, query: str, exact: bool) -> list[tuple[str, str]]:
+def _ranking(result: legs.Ranking | BaseException) -> legs.Ranking:
+    """A leg's ranking, or its failure raised."""
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def vector_queries(query: str, focus: bool) -> list[str]:
+    """What the vector rankings embed: the whole query, then (with `focus`) its question sentence if it has one."""
+    question = focus_question(query) if focus else None
+    return [query] + ([question] if question else [])
+
+
+def fts_rankings(table: ChunkTable, query: str, exact: bool) -> list[tuple[str, str]]:
     """(terms, column) per full-text ranking: the configured analyzer, plus exact words on windowed tables."""
     terms = sanitize_fts_query(query)
     if not terms:

@@ -12,10 +12,11 @@ own runtime runs them side by side: at 100,000 chunks the four legs took
 pool, and reading the winners' rows 3.9 against 4.8 ms (load 3.7, the same
 results; Documentation/evaluation.md, "A million chunks", fourth round).
 
-Each leg asks exactly what `WindowTable.search_chunks` and
-`WindowVectorTable.search_chunks` ask (the same limits, beam, probes and
-re-scoring), and keeps each chunk's first (best) window with Arrow compute
-kernels, not a Python loop over the hits. On a windowed table a leg asks
+These are the only definitions of the legs' queries: the engine and
+`eval.leg_analysis` both run them (tests/integration/test_legs.py holds them
+to the synchronous references in `testkit.leg_references`). Each keeps each
+chunk's first (best) window with Arrow compute kernels, not a Python loop
+over the hits. On a windowed table a leg asks
 only for its hits' scores and row addresses, and learns their chunks from
 the index's row maps (rag_system/retrieval/row_maps.py) where it has them.
 """
@@ -26,7 +27,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -41,10 +42,12 @@ from rag_system.retrieval.row_maps import RowMaps, identify
 
 @dataclass(frozen=True)
 class Ranking:
-    """One leg's chunks, best first, with the score fusion reads (BM25, or cosine similarity)."""
+    """One leg's chunks, best first, with the score fusion reads (BM25, or cosine similarity), and how
+    long its query took (`ms`; the first stage reports it)."""
 
     ids: list[str]
     scores: list[float]
+    ms: float = field(default=0.0, compare=False)  # a timing, not part of what was ranked
 
 
 def handle(table: Any) -> Any:
@@ -88,7 +91,7 @@ def best_first(hits: pa.Table, column: str, limit: int) -> tuple[list[str], pa.A
 
 
 async def fts_leg(table: ChunkTable, terms: str, where: str | None, limit: int, column: str,
-                  timings: dict[str, float], maps: RowMaps | None = None) -> Ranking:
+                  maps: RowMaps | None = None) -> Ranking:
     """Chunks by BM25: on a windowed table by their best window in `column`, else the chunk table's text.
 
     Built inside the coroutine, so that any failure, building included, is
@@ -106,12 +109,11 @@ async def fts_leg(table: ChunkTable, terms: str, where: str | None, limit: int, 
         wanted = limit
     if where:
         query = query.where(where)
-    return await _ranked(query.limit(wanted), source, maps, "_score", limit, lambda scores: scores, timings,
-                         f"fts_{column}_ms")
+    return await _ranked(query.limit(wanted), source, maps, "_score", limit, lambda scores: scores)
 
 
-def vector_leg(table: ChunkTable, vector: Any, where: str | None, limit: int, timings: dict[str, float],
-               refine: int, maps: RowMaps | None = None) -> Awaitable[Ranking]:
+def vector_leg(table: ChunkTable, vector: Any, where: str | None, limit: int, refine: int,
+               maps: RowMaps | None = None) -> Awaitable[Ranking]:
     """Chunks by cosine similarity of their best window (window vector rows, or the multivector column).
 
     `refine` re-scores an older table's multivector IVF_PQ hits with the stored
@@ -136,11 +138,10 @@ def vector_leg(table: ChunkTable, vector: Any, where: str | None, limit: int, ti
     if where:
         query = query.where(where)
     return _ranked(query.limit(wanted), source, maps, "_distance", limit,
-                   lambda distances: pc.subtract(1.0, distances), timings, "vector_ms")
+                   lambda distances: pc.subtract(1.0, distances))
 
 
-async def _ranked(query: Any, source: Any, maps: RowMaps | None, column: str, limit: int, score: Any,
-                  timings: dict[str, float], key: str) -> Ranking:
+async def _ranked(query: Any, source: Any, maps: RowMaps | None, column: str, limit: int, score: Any) -> Ranking:
     """`query`'s chunks, best first: their ids from `source`'s row map when there is one, else read with the hits.
 
     Without a map yet one is asked for (made in the background); the
@@ -155,8 +156,7 @@ async def _ranked(query: Any, source: Any, maps: RowMaps | None, column: str, li
     else:
         hits = await identify(maps, source, runs, await query.select([column]).with_row_id().to_arrow())
     ids, values = best_first(hits, column, limit)
-    timings[key] = (time.perf_counter() - t0) * 1000
-    return Ranking(ids, score(values).to_pylist())
+    return Ranking(ids, score(values).to_pylist(), (time.perf_counter() - t0) * 1000)
 
 
 def rows_by_id(table: ChunkTable, chunk_ids: Sequence[str], columns: Sequence[str]) -> list[dict[str, Any]]:

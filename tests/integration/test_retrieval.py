@@ -50,6 +50,11 @@ def test_each_mode_finds_the_answer(engine: RetrievalEngine, mode: str) -> None:
     if mode != "fts_only":
         assert top.vector_rank is not None and top.vector_similarity is not None
     assert result.timings_ms["first_stage_ms"] > 0
+    # The stage's timings, in this order, built from what the legs return: the clients' `timings_ms`.
+    keys = {"hybrid": ["embed_ms", "vector_ms", "fts_ms"], "vector_only": ["embed_ms", "vector_ms", "fts_ms"],
+            "fts_only": ["fts_ms"]}[mode] + ["fuse_ms", "first_stage_ms"]
+    assert [k for k in result.timings_ms if k != "rerank_ms"] == keys
+    assert all(result.timings_ms[k] > 0 for k in keys if (k, mode) != ("fts_ms", "vector_only"))  # no fts leg: 0
 
 
 def test_hybrid_results_are_deduplicated_and_scored(engine: RetrievalEngine) -> None:

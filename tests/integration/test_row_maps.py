@@ -110,9 +110,9 @@ def index(tmp_path: Path, embedder) -> tuple[ChunkTable, object, Path]:  # type:
 def _rankings(table: ChunkTable, embedder, question: str, maps: RowMaps | None) -> list[legs.Ranking]:  # type: ignore[no-untyped-def]
     terms = sanitize_fts_query(question)
     vector = embedder.embed_queries([question])[0]
-    found = legs.run([legs.fts_leg(table, terms, None, 8, TEXT_COLUMN, {}, maps),
-                      legs.fts_leg(table, terms, None, 8, EXACT_COLUMN, {}, maps),
-                      legs.vector_leg(table, vector, None, 8, {}, ANN_REFINE_FACTOR, maps)])
+    found = legs.run([legs.fts_leg(table, terms, None, 8, TEXT_COLUMN, maps),
+                      legs.fts_leg(table, terms, None, 8, EXACT_COLUMN, maps),
+                      legs.vector_leg(table, vector, None, 8, ANN_REFINE_FACTOR, maps)])
     assert all(isinstance(r, legs.Ranking) and r.ids for r in found), found
     return found
 

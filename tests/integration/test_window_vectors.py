@@ -13,6 +13,7 @@ from rag_system.indexing.window_vectors import VECTORS_SUFFIX
 from rag_system.retrieval import legs
 from rag_system.retrieval.engine import RetrievalEngine
 from rag_system.retrieval.first_stage import ANN_REFINE_FACTOR
+from testkit.leg_references import vector_chunks
 from tests.integration.test_index_build import write_corpus
 
 QUESTIONS = ("What is the value of fact 1.4 about topic2?", "Which topic has value 105?",
@@ -30,7 +31,7 @@ def multivector_rows(table: ChunkTable) -> dict[tuple[str, int], np.ndarray]:
 
 def vector_leg(engine: RetrievalEngine, table: ChunkTable, question: str) -> list[tuple[str, float]]:
     vector = engine.embedder.embed_queries([question])[0]
-    [ranking] = legs.run([legs.vector_leg(table, vector, None, 10, {}, ANN_REFINE_FACTOR)])
+    [ranking] = legs.run([legs.vector_leg(table, vector, None, 10, ANN_REFINE_FACTOR)])
     return [(chunk_id, 1.0 - similarity) for chunk_id, similarity in zip(ranking.ids, ranking.scores)]
 
 
@@ -116,5 +117,5 @@ def test_the_ann_index_is_hnsw_up_to_its_window_limit_and_ivf_pq_past_it(tmp_pat
         assert not table.has_ann_index() and table.create_ann_index() == kind
         table = WindowVectorTable(db.open_table(f"v{limit}"))
         assert table.ann_kind() == lance_kind
-        hits = table.search_chunks(vectors[3 * 17 + 1], None, 5)  # chunk 17's second window
+        hits = vector_chunks(table, vectors[3 * 17 + 1], None, 5)  # chunk 17's second window
         assert hits[0][0] == "c17" and hits[0][1] < 0.05 and len({c for c, _ in hits}) == 5

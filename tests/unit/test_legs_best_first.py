@@ -6,8 +6,8 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_system.indexing.windows import best_per_chunk
 from rag_system.retrieval.legs import best_first
+from testkit.leg_references import best_per_chunk
 
 
 def test_keeps_each_chunks_first_hit_in_order() -> None:

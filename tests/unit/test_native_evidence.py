@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from common.lexicon import STOP_WORDS, stem
+from common.lexicon import STOP_WORDS, SUFFIXES, stem
 from testkit.native_reference import evidence_contrast_reference, select_evidence_sentences_reference
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
@@ -182,14 +182,13 @@ def test_selection_matches_stems() -> None:
         (0, 0, 26, 1.0 + 0.001)]
 
 
-SUFFIXES = ["ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e"]
 ROOTS = ["week", "backflush", "valid", "nation", "car", "tie", "stud", "ab", "x", "co2", "é", "éé",
          "İ", "İİ", "ΣΟΦ", "straß", "naïv", "ééé", "wing", "th"]
 # Roots with zero, one or two suffixes (stacked suffixes test "first hit wins"), in mixed case.
 VOCABULARY = sorted({
     word
     for root in ROOTS
-    for tail in [""] + SUFFIXES + [a + b for a in ("s", "e", "ing", "ation") for b in ("s", "ly", "es")]
+    for tail in [""] + list(SUFFIXES) + [a + b for a in ("s", "e", "ing", "ation") for b in ("s", "ly", "es")]
     for word in ((root + tail), (root + tail).upper())
     if len(word) >= 3
 })

@@ -1,7 +1,9 @@
-"""Sentence splitting keeps text verbatim and does not split after abbreviations."""
+"""Sentence splitting keeps text verbatim and does not split after abbreviations; the chunker and
+the citation validator split alike."""
 
 from __future__ import annotations
 
+import docent_native
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,6 +28,13 @@ def test_lowercase_continuation_is_not_a_boundary() -> None:
 def test_quotes_and_brackets_stay_with_their_sentence() -> None:
     assert split_sentences('He said "stop." Then left. (Really.) Yes.') == [
         'He said "stop."', "Then left.", "(Really.)", "Yes."]
+
+
+def test_the_chunker_splits_as_the_validator_does() -> None:
+    # Lines of a list, a capital outside ASCII and a trailing citation: the native rules.
+    text = "Steps:\n- unplug it\n- wait. Élan is next. It is red. [1] Then go."
+    assert split_sentences(text) == ["Steps:", "- unplug it", "- wait.", "Élan is next.", "It is red. [1]", "Then go."]
+    assert split_sentences(text) == [text[a:b] for a, b in docent_native.split_sentences(text)]
 
 
 @given(st.text(alphabet=st.sampled_from(list("ab .!?\n\tXY1\"'()")), max_size=200))
