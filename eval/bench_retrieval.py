@@ -119,7 +119,7 @@ def _ann_index(big: Any) -> tuple[str, float]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from rag_system.config import load_settings
-    from rag_system.embedding.minilm import Embedder
+    from rag_system.embedding.minilm import MiniLMEmbedder
     from rag_system.indexing.store import ChunkTable, open_store
     from rag_system.retrieval.engine import RetrievalEngine
 
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"layout": args.layout, "load_average_start": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory(prefix="docent-bench-") as tmp:
         base = load_settings().with_overrides(**overrides)
-        embedder = Embedder.from_settings(base)
+        embedder = MiniLMEmbedder.from_settings(base)
         source_settings, source = _source_index(args, base, embedder, tmp)
         engine = RetrievalEngine(source_settings, embedder)
         engine.retrieve(source, "warm up", engine.options(rerank=False))

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     from backend.store import Store
     from rag_system.config import load_settings
     from rag_system.indexing.builder import build_index
-    from rag_system.embedding.minilm import Embedder
+    from rag_system.embedding.minilm import MiniLMEmbedder
 
     report: dict[str, Any] = {"corpus": args.corpus, "queries": len(queries), "clients": args.clients}
     with tempfile.TemporaryDirectory(prefix="docent-bench-scale-") as tmp, seaweed(Path(tmp) / "s3") as s3:
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         base = {"DOCENT_DATA_DIR": str(root / "local"), "OLLAMA_HOST": "http://127.0.0.1:9",
                 "LLM_PRELOAD": "false"}
         local = load_settings(environ=base, dotenv_path=None)
-        embedder = Embedder(threads=0)
+        embedder = MiniLMEmbedder(threads=0)
         t0 = time.perf_counter()
         summary = build_index(list(corpus.sources), index_id, local, embedder=embedder)
         report["build"] = {"chunks": summary.index_chunks, "seconds": round(time.perf_counter() - t0, 1)}

@@ -146,7 +146,7 @@ def _summarise(timings: list[dict]) -> dict[str, Any]:
 
 def one_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
     from rag_system.config import load_settings
-    from rag_system.embedding.minilm import Embedder
+    from rag_system.embedding.minilm import MiniLMEmbedder
     from rag_system.indexing.store import ChunkTable, open_store, table_exists, table_name
     from rag_system.indexing.window_vectors import VECTORS_SUFFIX
     from rag_system.indexing.windows import WINDOWS_SUFFIX
@@ -154,7 +154,7 @@ def one_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {"chunks": size, "load_average_start": [round(x, 2) for x in os.getloadavg()]}
     base = load_settings()
-    embedder = Embedder.from_settings(base)
+    embedder = MiniLMEmbedder.from_settings(base)
     cache = base.with_overrides(data_dir=str(args.cache_dir))
     settings = base.with_overrides(data_dir=str(args.work_dir))
     index = f"scale{size}"

@@ -45,11 +45,11 @@ def load_chunks(corpora: Path, docs: set[str]) -> dict[str, list[Any]]:
     from rag_system.chunking.chunker import chunk_document
     from rag_system.config import load_settings
     from rag_system.indexing.builder import chunker_options
-    from rag_system.embedding.minilm import Embedder
+    from rag_system.embedding.minilm import MiniLMEmbedder
     from rag_system.ingestion import convert
 
     settings = load_settings(environ={}, dotenv_path=None)
-    embedder = Embedder.from_settings(settings)
+    embedder = MiniLMEmbedder.from_settings(settings)
     options = chunker_options(settings, embedder)
     paths = {p.name: p for p in corpora.rglob("*") if p.name in docs}
     missing = docs - set(paths)

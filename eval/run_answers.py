@@ -150,10 +150,10 @@ def evaluate(jobs: list[Job], settings: Any, args: argparse.Namespace, rows_from
     from rag_system.agent.pipeline import QueryPipeline
     from rag_system.generation.registry import BackendRegistry
     from rag_system.indexing.builder import build_index
-    from rag_system.embedding.minilm import Embedder
+    from rag_system.embedding.minilm import MiniLMEmbedder
     from rag_system.retrieval.engine import RetrievalEngine
 
-    embedder = Embedder.from_settings(settings)
+    embedder = MiniLMEmbedder.from_settings(settings)
     pipeline = QueryPipeline(settings, RetrievalEngine(settings, embedder), BackendRegistry(settings))
     chosen = pipeline.registry.chain(args.backend)[0]
     all_rows: list[dict[str, Any]] = []

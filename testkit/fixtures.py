@@ -21,9 +21,9 @@ def offline() -> None:
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
     """The real packaged MiniLM, loaded once for the whole run."""
-    from rag_system.embedding.minilm import Embedder
+    from rag_system.embedding.minilm import MiniLMEmbedder
 
-    return Embedder(threads=0)
+    return MiniLMEmbedder(threads=0)
 
 
 @pytest.fixture()

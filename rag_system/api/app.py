@@ -27,7 +27,7 @@ from rag_system.config import Settings
 from rag_system.generation.prompts import warm_up_messages
 from rag_system.generation.registry import BackendRegistry
 from rag_system.grounding.parser import ParserUnavailable, parser
-from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.base import Embedder
 from rag_system.embedding.registry import shared_embedder
 from rag_system.indexing.snapshot import StoreSnapshots
 from rag_system.indexing.store import ChunkTable, list_indexes, open_store

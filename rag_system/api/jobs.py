@@ -27,7 +27,7 @@ from typing import Any
 from rag_system.api.paths import AllowedRoots, PathNotAllowedError
 from rag_system.config import Settings
 from rag_system.indexing.builder import BuildCancelled, build_index
-from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.base import Embedder
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import manifest_table_name
 from rag_system.indexing.reembed import STAGING_SUFFIX

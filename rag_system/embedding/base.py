@@ -1,5 +1,6 @@
-"""What every embedder shares: its identity, its load error, token counting from its own tokenizer, and
-remembered question vectors. Every embedder module imports this one and none of the others."""
+"""What every embedder shares: the `Embedder` protocol callers type against, its identity, its load error,
+token counting from its own tokenizer, and remembered question vectors. Every embedder module imports this
+one and none of the others."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -29,6 +31,48 @@ class EmbedderIdentity:
     model_id: str
     dimension: int
     normalized: bool = True
+
+
+class Embedder(Protocol):
+    """What the rest of the engine asks of an embedder, whichever model is behind it.
+
+    Why a protocol: an index keeps the embedder it was built with, so one process
+    holds MiniLM, bge and e5 side by side (and a build holds the lazy stand-in);
+    indexing, retrieval, generation and the API type against this and import no
+    model module. Each concrete embedder satisfies it structurally, checked by mypy
+    where the registry (`_load`) and `build_embedder` return one.
+    """
+
+    @property
+    def name(self) -> str:
+        """Its name in the registry (rag_system/embedding/registry.py)."""
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        """What the index records, so queries and appends use the same model."""
+
+    @property
+    def precision(self) -> str:
+        """How it computes (fp32, bf16, onnx, int4), for the health report."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def max_content_tokens(self) -> int:
+        """Largest text (in tokens) embedded without truncation: the chunker's budget."""
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def count_tokens_batch(self, texts: list[str]) -> list[int]:
+        """Tokens the model would see for each text, without special tokens or role prefixes."""
+
+    def embed(self, texts: list[str], on_batch: Callable[[list[int]], None] | None = None,
+              batch_size: int | None = None) -> np.ndarray:
+        """Passages as float32 unit vectors in input order; `on_batch` gets each finished batch's positions."""
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Questions, in the form the model was trained to match against passages (its prefix or role)."""
 
 
 class EmbedderBase:

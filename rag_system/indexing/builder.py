@@ -28,13 +28,11 @@ from rag_system.chunking.parts import chunk_file
 from rag_system.config import Settings
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.build_stages import EMBED_GROUP_CHUNKS, Ahead, Behind, short_switch_interval
-from rag_system.embedding.e5 import E5Embedder
-from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.base import Embedder
 from rag_system.indexing.embedder_choice import choose_embedder
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
 from rag_system.indexing.group_writer import PROGRESS_BATCH, GroupWriter, shared_elsewhere
 from rag_system.indexing.languages import fts_options
-from rag_system.embedding.lazy import LazyEmbedder
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
 from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, open_store, validate_index_name
@@ -45,8 +43,6 @@ log = logging.getLogger(__name__)
 
 
 __all__ = ["EMBED_GROUP_CHUNKS", "PROGRESS_BATCH", "BuildCancelled", "build_index", "chunker_options"]
-
-AnyEmbedder = Embedder | LazyEmbedder | E5Embedder
 
 
 class BuildCancelled(RuntimeError):
@@ -71,7 +67,7 @@ def hash_files(paths: Sequence[Path]) -> list[str]:
     return list(docent_native.sha256_files([str(p) for p in paths]))
 
 
-def chunker_options(settings: Settings, embedder: AnyEmbedder) -> ChunkerOptions:
+def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
     budget = min(settings.chunk_tokens, embedder.max_content_tokens)
     # A window as large as the chunk would only repeat the chunk's own vector.
     windows = settings.chunk_window_tokens if settings.chunk_window_tokens < budget else 0
@@ -87,7 +83,7 @@ def build_index(
     index: str,
     settings: Settings,
     *,
-    embedder: AnyEmbedder | None = None,
+    embedder: Embedder | None = None,
     embedder_name: str | None = None,
     on_event: EventSink = ignore_event,
     cancel: threading.Event | None = None,
@@ -242,7 +238,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings,
-             embedder: AnyEmbedder, options: ChunkerOptions, on_event: EventSink,
+             embedder: Embedder, options: ChunkerOptions, on_event: EventSink,
              converted: dict[Path, ConvertedDocument] | None = None,
              stamp: tuple[int, int] | None = None) -> _Prepared:
     """Convert and chunk one file; failures become a reason, never an exception.

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rag_system.embedding.base import Embedder
 from rag_system.embedding.registry import check_name, english_default, name_for_model
 from rag_system.indexing.languages import detect_language
 from rag_system.embedding.lazy import build_embedder
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def choose_embedder(db: Any, index: str, settings: Settings, given: Any | None, name: str | None,
-                    sample: Callable[[], list[str]] | None = None) -> Any:
+def choose_embedder(db: Any, index: str, settings: Settings, given: Embedder | None, name: str | None,
+                    sample: Callable[[], list[str]] | None = None) -> Embedder:
     """The embedder for a build of `index`: the one asked for, else the one the index was built with,
     else the given instance or the `EMBEDDER` default. A name that differs from the index's own is
     kept, so the table check refuses it with `EmbedderMismatchError`. `EMBEDDER=auto` picks by the

@@ -25,6 +25,7 @@ import numpy as np
 
 from rag_system.chunking.chunk import Chunk
 from rag_system.chunking.chunker import ChunkerOptions
+from rag_system.embedding.base import Embedder
 from rag_system.indexing.build_progress import EmbeddingReport
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink
 from rag_system.indexing.manifest import FileRecord, Manifest
@@ -88,7 +89,7 @@ class GroupWriter:
 
     table: ChunkTable
     manifest: Manifest
-    embedder: Any
+    embedder: Embedder
     options: ChunkerOptions
     summary: BuildSummary
     timings: dict[str, float]

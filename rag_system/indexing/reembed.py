@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 
 from rag_system.chunking.chunk import Chunk
 from rag_system.chunking.window_spans import texts_of
+from rag_system.embedding.base import Embedder
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.connection import open_store
 from rag_system.indexing.group_writer import PROGRESS_BATCH, chunk_vectors
@@ -90,7 +91,7 @@ def staging_name(index: str) -> str:
     return table_name(index) + STAGING_SUFFIX
 
 
-def reembed_index(index: str, settings: Any, embedder: Any, on_event: EventSink = ignore_event,
+def reembed_index(index: str, settings: Any, embedder: Embedder, on_event: EventSink = ignore_event,
                   stop_after: int | None = None) -> ReembedSummary:
     """Re-embed `index` with `embedder` (see the module docstring); with `stop_after`, return after staging
     that many documents, without switching (what an interrupted run leaves, for tests)."""
@@ -123,7 +124,7 @@ def reembed_index(index: str, settings: Any, embedder: Any, on_event: EventSink 
     return summary
 
 
-def _staging(db: Any, index: str, source: ChunkTable, embedder: Any) -> ChunkTable | None:
+def _staging(db: Any, index: str, source: ChunkTable, embedder: Embedder) -> ChunkTable | None:
     """The staging table for `embedder` (made when missing; one staged for another model is dropped).
     None when the index already has `embedder`'s vectors and nothing is staged."""
     name = staging_name(index)
@@ -139,7 +140,7 @@ def _staging(db: Any, index: str, source: ChunkTable, embedder: Any) -> ChunkTab
     return ChunkTable(db, index, db.create_table(name, schema=schema, exist_ok=True))
 
 
-def _stage(source: ChunkTable, staging: ChunkTable | None, embedder: Any, summary: ReembedSummary,
+def _stage(source: ChunkTable, staging: ChunkTable | None, embedder: Embedder, summary: ReembedSummary,
            on_event: EventSink, stop_after: int | None) -> bool:
     """Stage every document of `source` not staged yet; whether all are staged (the switch may follow)."""
     assert staging is not None
@@ -223,7 +224,7 @@ def _chunk(row: dict[str, Any], windows: dict[str, list[str]], windowed: bool,
 
 
 def _stage_group(group: Sequence[str], rows: dict[str, list[dict[str, Any]]], windows: dict[str, list[str]],
-                 windowed: bool, staging: ChunkTable, embedder: Any, summary: ReembedSummary,
+                 windowed: bool, staging: ChunkTable, embedder: Embedder, summary: ReembedSummary,
                  on_event: EventSink, timings: dict[str, float]) -> None:
     """Embed a group of documents' windows in one call, then stage each document in one commit."""
     chunks = {d: [_chunk(r, windows, windowed, summary) for r in rows[d]] for d in group}

@@ -18,9 +18,9 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from rag_system.config import Settings
+from rag_system.embedding.base import Embedder
 from rag_system.indexing.builder import build_index
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
 from rag_system.indexing.store import open_store
@@ -66,7 +66,7 @@ def unsettled(folders: Sequence[Path], settle_s: float, cancel: threading.Event 
 
 
 def sync_index(index: str, folders: Sequence[Path], settings: Settings, *, trigger: str = "manual",
-               embedder: Any | None = None, embedder_name: str | None = None, on_event: EventSink = ignore_event,
+               embedder: Embedder | None = None, embedder_name: str | None = None, on_event: EventSink = ignore_event,
                cancel: threading.Event | None = None) -> SyncRun:
     """Bring `index` in line with `folders` now (files still being written are held) and record the run."""
     started = time.perf_counter()

@@ -17,7 +17,7 @@ from typing import Any
 
 from common.document_ids import file_id
 from rag_system.config import Settings
-from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.base import Embedder
 from rag_system.embedding.registry import embedder_named, name_for_model
 from rag_system.indexing.store import ChunkTable, is_missing_file, open_store
 from rag_system.retrieval.cross_encoder import rerank_scores
@@ -57,7 +57,7 @@ class RetrievalEngine:
         self._tables: dict[str, ChunkTable] = {}
         # Each open table's embedder, found once: looking it up reads the table's schema, a round
         # trip to LanceDB's loop thread on every question otherwise.
-        self._embedders: dict[str, Any] = {}
+        self._embedders: dict[str, Embedder] = {}
         # Each open index's row-address maps (rag_system/retrieval/row_maps.py), dropped with its handle.
         self._maps: dict[str, RowMaps] = {}
         self._lock = threading.Lock()
@@ -85,7 +85,7 @@ class RetrievalEngine:
                 self._tables[index], self._embedders[index] = table, embedder
             return table
 
-    def embedder_for(self, table: ChunkTable) -> Any:
+    def embedder_for(self, table: ChunkTable) -> Embedder:
         """The embedder that built `table`: the engine's own, or another known one (loaded on first use).
 
         An index keeps the embedder it was built with (rag_system/embedding/

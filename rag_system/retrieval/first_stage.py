@@ -25,7 +25,7 @@ import docent_native
 
 from common.lexicon import STOP_WORDS
 from common.options import FUSIONS
-from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.base import Embedder
 from rag_system.indexing.store import ChunkTable
 from rag_system.indexing.windows import EXACT_COLUMN, TEXT_COLUMN
 from rag_system.retrieval import legs
@@ -64,7 +64,7 @@ class FirstStage:
         self.embedder = embedder
 
     def search(self, table: ChunkTable, query: str, options: RetrievalOptions,
-               embedder: Any | None = None, maps: RowMaps | None = None) -> RetrievalResult:
+               embedder: Embedder | None = None, maps: RowMaps | None = None) -> RetrievalResult:
         """Rank `table`'s chunks for `query`; `embedder` is the index's own (default: this stage's).
 
         `maps` (the engine's, per index) tells the legs their hits' chunk ids

@@ -11,7 +11,7 @@ import pytest
 
 from rag_system.agent.cache import CacheScope, SemanticCache
 from rag_system.config import load_settings
-from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.minilm import MiniLMEmbedder
 from rag_system.embedding.registry import shared_embedder
 
 pytestmark = pytest.mark.slow
@@ -31,11 +31,11 @@ DIFFERENT = [
 
 
 @pytest.fixture(scope="module")
-def real_embedder() -> Embedder:
+def real_embedder() -> MiniLMEmbedder:
     return shared_embedder(load_settings(environ={}, dotenv_path=None))
 
 
-def test_trivial_rewording_hits_different_question_misses(real_embedder: Embedder) -> None:
+def test_trivial_rewording_hits_different_question_misses(real_embedder: MiniLMEmbedder) -> None:
     cache = SemanticCache.from_settings(load_settings(environ={}, dotenv_path=None))
     assert cache.threshold == 0.98
     scope = CacheScope.of(["rfc"], {"mode": "hybrid"})

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_system.embedding.minilm import Embedder, resolve_precision
+from rag_system.embedding.minilm import MiniLMEmbedder, resolve_precision
 from rag_system.embedding.base import EmbedderLoadError
 
 
-def test_vectors_are_unit_length_in_input_order(embedder: Embedder) -> None:
+def test_vectors_are_unit_length_in_input_order(embedder: MiniLMEmbedder) -> None:
     texts = ["short", "a much longer sentence about QUIC flow control and streams", "short"]
     vectors = embedder.embed(texts)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
@@ -19,19 +19,19 @@ def test_vectors_are_unit_length_in_input_order(embedder: Embedder) -> None:
     assert embedder.embed([]).shape == (0, 384)
 
 
-def test_similar_texts_are_closer(embedder: Embedder) -> None:
+def test_similar_texts_are_closer(embedder: MiniLMEmbedder) -> None:
     a, b, c = embedder.embed(["The cat sat on the mat.", "A cat is sitting on a rug.",
                               "Quarterly revenue grew by eight percent."])
     assert float(a @ b) > float(a @ c) + 0.2
 
 
-def test_token_counts_use_the_model_tokenizer(embedder: Embedder) -> None:
+def test_token_counts_use_the_model_tokenizer(embedder: MiniLMEmbedder) -> None:
     assert embedder.count_tokens_batch(["hello world", ""]) == [2, 0]
     assert embedder.count_tokens("unbelievably") > 1  # wordpieces, not words
     assert embedder.max_content_tokens == 510
 
 
-def test_token_counts_are_untruncated_after_an_embedding_truncated_its_batch(embedder: Embedder) -> None:
+def test_token_counts_are_untruncated_after_an_embedding_truncated_its_batch(embedder: MiniLMEmbedder) -> None:
     """Counts come from the Rust tokenizer directly, which the embedding passes leave set to truncate."""
     long = "token " * 900
     embedder.embed([long] * 6)  # a batch: truncation to 512 and padding set on the tokenizer
@@ -43,8 +43,8 @@ def test_token_counts_are_untruncated_after_an_embedding_truncated_its_batch(emb
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_precisions_agree(embedder: Embedder, precision: str) -> None:
-    other = Embedder(precision=precision)
+def test_precisions_agree(embedder: MiniLMEmbedder, precision: str) -> None:
+    other = MiniLMEmbedder(precision=precision)
     texts = ["Reciprocal rank fusion merges ranked lists.", "Tables stay whole in a chunk."]
     assert other.precision == precision
     cos = (other.embed(texts) * embedder.embed(texts)).sum(axis=1)
@@ -60,13 +60,13 @@ def test_auto_precision_resolves_to_a_concrete_one() -> None:
 
 def test_missing_model_directory_names_the_setting(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(EmbedderLoadError, match="EMBEDDING_MODEL"):
-        Embedder(model_setting=str(tmp_path / "nope"))
+        MiniLMEmbedder(model_setting=str(tmp_path / "nope"))
     (tmp_path / "empty").mkdir()
     with pytest.raises(EmbedderLoadError, match="cannot load"):
-        Embedder(model_setting=str(tmp_path / "empty"))
+        MiniLMEmbedder(model_setting=str(tmp_path / "empty"))
 
 
-def test_a_remembered_question_gets_the_vector_a_fresh_call_computes(embedder: Embedder) -> None:
+def test_a_remembered_question_gets_the_vector_a_fresh_call_computes(embedder: MiniLMEmbedder) -> None:
     question, other = "How does QUIC recover from packet loss?", "What is a stream identifier?"
     first = embedder.embed_queries([question])
     first[0, 0] = 99.0  # a caller's changes never reach the remembered vector
@@ -79,7 +79,7 @@ def test_a_remembered_question_gets_the_vector_a_fresh_call_computes(embedder: E
     assert embedder.embed([question, question]).shape == (2, 384)
 
 
-def test_passes_from_many_threads_run_on_one_and_return_each_callers_vectors(embedder: Embedder) -> None:
+def test_passes_from_many_threads_run_on_one_and_return_each_callers_vectors(embedder: MiniLMEmbedder) -> None:
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -106,7 +106,7 @@ def test_passes_from_many_threads_run_on_one_and_return_each_callers_vectors(emb
 def test_a_question_is_embedded_on_one_intra_op_thread_and_a_batch_on_all() -> None:
     import torch
 
-    embedder = Embedder(query_runtime="torch")  # on ONNX Runtime (the default) a question never touches torch
+    embedder = MiniLMEmbedder(query_runtime="torch")  # on ONNX Runtime (the default) a question never touches torch
 
     configured = embedder._threads
     embedder.embed([f"a passage of text number {i}" for i in range(8)])
@@ -120,7 +120,7 @@ def test_a_question_is_embedded_on_one_intra_op_thread_and_a_batch_on_all() -> N
 
 def test_a_long_calls_last_few_texts_stay_on_pytorch() -> None:
     """A build's group ends with a batch of a few texts: ONNX Runtime (for questions) is never loaded for it."""
-    embedder = Embedder()  # query_runtime onnx, the default
+    embedder = MiniLMEmbedder()  # query_runtime onnx, the default
     vectors = embedder.embed([f"passage {i} of a build's group" for i in range(17)], batch_size=16)  # 16 + 1
     assert vectors.shape == (17, embedder.dimension)
     assert embedder._onnx is None  # never asked for: not loaded, not exported

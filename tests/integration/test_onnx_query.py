@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_system.embedding.minilm import Embedder
+from rag_system.embedding.minilm import MiniLMEmbedder
 from rag_system.embedding.onnx_query import QUERY_MIN_COSINE, OnnxQueryEncoder
 
 #: Real questions of the gold sets' kinds, one alone, a compound one, a keyword, one past 512 tokens.
@@ -21,13 +21,13 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Embedder, Embedder]:
+def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[MiniLMEmbedder, MiniLMEmbedder]:
     """One embedder per runtime, the ONNX one exporting into a fresh cache folder."""
     cache = tmp_path_factory.mktemp("onnx")
-    return Embedder(onnx_cache_dir=str(cache)), Embedder(query_runtime="torch")
+    return MiniLMEmbedder(onnx_cache_dir=str(cache)), MiniLMEmbedder(query_runtime="torch")
 
 
-def test_a_question_gets_the_vector_pytorch_computes(pair: tuple[Embedder, Embedder]) -> None:
+def test_a_question_gets_the_vector_pytorch_computes(pair: tuple[MiniLMEmbedder, MiniLMEmbedder]) -> None:
     onnx, torch_ = pair
     for texts in ([q] for q in QUESTIONS):
         assert (onnx.embed_queries(texts) * torch_.embed_queries(texts)).sum(axis=1).min() >= QUERY_MIN_COSINE
@@ -38,19 +38,19 @@ def test_a_question_gets_the_vector_pytorch_computes(pair: tuple[Embedder, Embed
     assert torch_._onnx is False  # EMBEDDING_QUERY_RUNTIME=torch never builds a session
 
 
-def test_batches_stay_on_pytorch(pair: tuple[Embedder, Embedder]) -> None:
+def test_batches_stay_on_pytorch(pair: tuple[MiniLMEmbedder, MiniLMEmbedder]) -> None:
     onnx, _ = pair
     texts = [f"passage number {i} about streams" for i in range(6)]
     assert np.allclose(onnx.embed(texts), onnx._torch_forward(texts), atol=1e-6)
 
 
-def test_the_export_is_cached_and_reused(pair: tuple[Embedder, Embedder], tmp_path: Path) -> None:
+def test_the_export_is_cached_and_reused(pair: tuple[MiniLMEmbedder, MiniLMEmbedder], tmp_path: Path) -> None:
     onnx, _ = pair
     onnx.embed_queries(["first question"])
     cached = list(Path(onnx._onnx_cache_dir).glob("*.onnx"))  # type: ignore[arg-type]
     assert len(cached) == 1 and cached[0].stat().st_size > 10_000_000
     before = cached[0].stat().st_mtime_ns
-    again = Embedder(onnx_cache_dir=str(cached[0].parent))
+    again = MiniLMEmbedder(onnx_cache_dir=str(cached[0].parent))
     vector = again.embed_queries(["first question"])
     assert isinstance(again._onnx, OnnxQueryEncoder) and cached[0].stat().st_mtime_ns == before
     assert float((vector * onnx.embed_queries(["first question"])).sum()) >= QUERY_MIN_COSINE
@@ -59,13 +59,13 @@ def test_the_export_is_cached_and_reused(pair: tuple[Embedder, Embedder], tmp_pa
 def test_an_unwritable_cache_exports_in_memory(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder would be")
-    embedder = Embedder(onnx_cache_dir=str(blocker / "onnx"))
+    embedder = MiniLMEmbedder(onnx_cache_dir=str(blocker / "onnx"))
     vector = embedder.embed_queries([QUESTIONS[0]])
     assert isinstance(embedder._onnx, OnnxQueryEncoder)
     assert float((vector * embedder._torch_forward([QUESTIONS[0]])).sum()) >= QUERY_MIN_COSINE
 
 
-def test_an_encoder_whose_vectors_differ_is_refused(pair: tuple[Embedder, Embedder]) -> None:
+def test_an_encoder_whose_vectors_differ_is_refused(pair: tuple[MiniLMEmbedder, MiniLMEmbedder]) -> None:
     onnx, _ = pair
     onnx.embed_queries(["load it"])
     good = onnx._onnx
