@@ -35,7 +35,7 @@ def create_user(argv: Sequence[str]) -> int:
     try:
         store, config = _store()
         hashed = hash_password(password)
-        # The secret first: a running RAG API sees it appear (access.Gate) and requires grants before
+        # The secret first: a running RAG API sees it appear (access.ServiceAccess) and requires grants before
         # the first user exists, so no request without a grant is served once accounts are on.
         secret = grants.load_secret(config.auth_secret, config.data_dir, create=True)  # type: ignore[attr-defined]
         store.set_audit_key(lambda: secret)

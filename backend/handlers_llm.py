@@ -1,7 +1,7 @@
 """localGPT's plain LLM chat: `POST /chat` and `POST /chat/stream` (its "LLM chat" tile).
 
 No session and no index: the message, the conversation the client keeps, and a model name. The
-gateway asks the RAG API with no index, so its gate answers directly and the configured model
+gateway asks the RAG API with no index, so its routing answers directly and the configured model
 writes the reply (`rag_system/agent/direct.py`): no citations, `answer_source: "direct"`, and a
 plain "no language model is configured" on an extractive-only install. The stream is the RAG
 API's, relayed frame by frame (with localGPT's `response` added to `complete`), so the browser

@@ -38,7 +38,7 @@ class Metrics:
         self._in_flight = Gauge("docent_gateway_in_flight_requests", "Requests being served.", registry=r)
         self._rag_errors = Counter("docent_gateway_rag_api_errors", "Failed calls to the RAG API by error code.",
                                    ("code",), registry=r)
-        self._routes = Counter("docent_gateway_chat_routes", "Chat messages by gate decision.", ("route",),
+        self._routes = Counter("docent_gateway_chat_routes", "Chat messages by routing decision.", ("route",),
                                registry=r)
         self._upload_bytes = Counter("docent_gateway_upload_bytes", "Bytes of uploaded files stored.", registry=r)
 

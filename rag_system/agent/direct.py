@@ -1,6 +1,6 @@
 """General chat: a message that searches no documents, answered by the configured model.
 
-A question with no index selected, or one the gate calls small talk, is answered the way
+A question with no index selected, or one the routing calls small talk, is answered the way
 localGPT answers it: by the language model, with the conversation so far, no citations and
 `answer_source: "direct"`. The reply says it did not come from the documents only by what it
 is (no citations); the system prompt keeps the model from pretending otherwise. An install

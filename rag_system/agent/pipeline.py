@@ -27,7 +27,7 @@ from rag_system.agent.evidence import expand, gather
 from rag_system.agent.followup import standalone_query
 from rag_system.agent.stages import Stages
 from rag_system.agent.tokens import TokenLedger
-from rag_system.agent.triage import GateDecision, gate
+from rag_system.agent.triage import RouteDecision, route_message
 from rag_system.agent.types import TextGenerator, Turn
 from rag_system.config import Settings
 from rag_system.generation.llm import GenerationParams, LLMBackend, Message
@@ -145,7 +145,7 @@ class QueryPipeline:
                 return done
         t0 = time.perf_counter()
         ledger = TokenLedger()
-        decision = gate(request.query, has_index=bool(request.indexes), force_rag=request.force_rag,
+        decision = route_message(request.query, has_index=bool(request.indexes), force_rag=request.force_rag,
                         has_filters=bool(request.retrieval.filters), task=request.task)
         emit("analyze", {"query": request.query, "route": decision.route, "reason": decision.reason,
                          "kind": decision.kind, "indexes": list(request.indexes)})
@@ -226,7 +226,7 @@ class QueryPipeline:
             return None
         return Meaning(self.engine.embedder_for(self.engine.table(indexes[0])))
 
-    def _direct(self, request: ChatRequest, decision: GateDecision, emit: Emit, t0: float,
+    def _direct(self, request: ChatRequest, decision: RouteDecision, emit: Emit, t0: float,
                 cancel: threading.Event | None) -> ChatResponse:
         """General chat (agent/direct.py): the configured model answers, with no citations."""
         emit("direct_answer", {"kind": decision.kind})

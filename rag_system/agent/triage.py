@@ -126,7 +126,7 @@ def direct_reply(decision: TriageDecision) -> str:
 
 
 @dataclass(frozen=True)
-class GateDecision:
+class RouteDecision:
     """Whether a chat message searches the documents (`rag`) or is answered directly, and why.
 
     `reason` is one of `task:<name>`, `force_rag`, `filters`, `no_index`, `smalltalk:<kind>`,
@@ -139,8 +139,8 @@ class GateDecision:
     kind: Kind | None = None  # the smalltalk kind, when the message is smalltalk
 
 
-def gate(message: str, *, has_index: bool, force_rag: bool = False, has_filters: bool = False,
-         task: str | None = None) -> GateDecision:
+def route_message(message: str, *, has_index: bool, force_rag: bool = False, has_filters: bool = False,
+         task: str | None = None) -> RouteDecision:
     """The routing of one chat message (pure).
 
     A task (summary, comparison, auto), `force_rag` or a filter always searches; without an index
@@ -150,13 +150,13 @@ def gate(message: str, *, has_index: bool, force_rag: bool = False, has_filters:
     decision = triage(message)
     kind = decision.kind if decision.route == "direct" else None
     if task not in (None, "qa"):
-        return GateDecision("rag", f"task:{task}", kind)
+        return RouteDecision("rag", f"task:{task}", kind)
     if force_rag:
-        return GateDecision("rag", "force_rag", kind)
+        return RouteDecision("rag", "force_rag", kind)
     if has_filters:
-        return GateDecision("rag", "filters", kind)
+        return RouteDecision("rag", "filters", kind)
     if not has_index:
-        return GateDecision("direct", "no_index", kind)
+        return RouteDecision("direct", "no_index", kind)
     if kind is not None:
-        return GateDecision("direct", f"smalltalk:{kind}", kind)
-    return GateDecision("rag", "document_question")
+        return RouteDecision("direct", f"smalltalk:{kind}", kind)
+    return RouteDecision("rag", "document_question")

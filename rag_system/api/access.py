@@ -78,7 +78,7 @@ class _Keys:
     stamp: tuple[int, int, int] | None  # the secret file's (inode, mtime, size) these were read from
 
 
-class Gate:
+class ServiceAccess:
     """The secret and the service token, re-read when the data directory's secret file appears or changes.
 
     `python -m backend create-user` makes `auth.secret` while both services run; the RAG API must

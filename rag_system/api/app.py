@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_system.agent.pipeline import QueryPipeline
 from rag_system.agent.types import Turn
-from rag_system.api.access import Gate
+from rag_system.api.access import ServiceAccess
 from rag_system.api.gateway_client import TurnSaver, read_history
 from rag_system.api.index_names import IndexNames
 from rag_system.api.jobs import JobQueue
@@ -68,9 +68,9 @@ class Service:
         self.pipeline = QueryPipeline(settings, self.engine, self.registry)
         self.roots = AllowedRoots.from_settings(settings)
         self.metrics = Metrics()
-        self.gate = Gate(settings)
-        self.saver = TurnSaver(settings.gateway_url, lambda: self.gate.token)
-        self.names = IndexNames(self.index_names, settings.gateway_url, lambda: self.gate.token)
+        self.access = ServiceAccess(settings)
+        self.saver = TurnSaver(settings.gateway_url, lambda: self.access.token)
+        self.names = IndexNames(self.index_names, settings.gateway_url, lambda: self.access.token)
         self.jobs = JobQueue(settings, self.embedder, self.roots, on_changed=self.index_changed)
         self.sync = SyncService(settings, open_store(settings), self.jobs, self.roots)
         self.snapshots = StoreSnapshots(settings.resolved_lancedb_uri)  # POST /backup
@@ -133,7 +133,7 @@ class Service:
         if limit == 0:
             return (), None, ""
         try:
-            found, model = read_history(self.settings.gateway_url, self.gate.token, session_id, limit, exclude_turn)
+            found, model = read_history(self.settings.gateway_url, self.access.token, session_id, limit, exclude_turn)
         except (OSError, ValueError) as exc:
             log.warning("conversation history of session %s unavailable: %s", session_id, exc)
             return (), ("the conversation history could not be read from the gateway; "

@@ -80,7 +80,7 @@ class TurnSaver:
     def __init__(self, base_url: str, token: str | Callable[[], str] = "", *, attempts: int = 8, backoff_s: float = 0.5,
                  max_backoff_s: float = 15.0, timeout_s: float = 10.0, max_queue: int = 1000) -> None:
         self.base_url = base_url.rstrip("/")
-        self._token = token  # a callable: the service token changes when accounts turn on (access.Gate)
+        self._token = token  # a callable: the service token changes when accounts turn on (access.ServiceAccess)
         self.attempts = attempts
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s

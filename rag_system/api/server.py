@@ -34,7 +34,7 @@ def check_bind(host: str, token: str) -> None:
 
 class ApiServer(JsonHTTPServer):
     def __init__(self, address: tuple[str, int], service: Service, router: RouteTable | None = None) -> None:
-        check_bind(address[0], service.gate.token)
+        check_bind(address[0], service.access.token)
         super().__init__(address, ApiHandler)
         self.service, self.router, self.cors_origins = service, router or default_router(), service.cors_origins
         self.body_limit = service.settings.max_body_bytes
@@ -64,7 +64,7 @@ class ApiHandler(JsonRequestHandler):
 
     def handle_route(self, route: Route, params: dict[str, str]) -> Response | Stream:
         service, method = self.server.service, self.command
-        caller = SERVICE if route.public else service.gate.caller(self.headers)
+        caller = SERVICE if route.public else service.access.caller(self.headers)
         if access_of(method, route.pattern) == "service":
             caller.require_service(f"{method} {route.pattern}")
         return route.handler(Request(method, self.url_path, params, parse_qs(self.query_string), self.headers,

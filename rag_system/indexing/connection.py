@@ -99,7 +99,7 @@ def compact(table: Any, keep_versions_s: float) -> None:
 _HELD_HORIZON = timedelta(days=36500)
 
 
-class _CleanupGate:
+class _CleanupHolds:
     """Compactions of this process against backups of its store (indexing/snapshot.py).
 
     Why process state: the RAG API's one writer thread compacts, and a backup request of the same
@@ -140,11 +140,11 @@ class _CleanupGate:
                 self._holds -= 1
 
 
-_cleanup = _CleanupGate()
+_cleanup = _CleanupHolds()
 
 
 def cleanup_held() -> AbstractContextManager[None]:
-    """No compaction of this process removes any table version inside this block (see `_CleanupGate`)."""
+    """No compaction of this process removes any table version inside this block (see `_CleanupHolds`)."""
     return _cleanup.held()
 
 

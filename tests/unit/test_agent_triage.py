@@ -1,4 +1,4 @@
-"""Triage and the routing gate, on a labelled table of real messages.
+"""Triage and the routing, on a labelled table of real messages.
 
 Why: a greeting that retrieves gets a refusal ("the documents do not say"),
 but a document question answered with a canned greeting is lost, which is
@@ -15,7 +15,7 @@ from rag_system.agent.triage import (
     MAX_DIRECT_WORDS,
     TriageDecision,
     direct_reply,
-    gate,
+    route_message,
     normalize_message,
     triage,
 )
@@ -123,7 +123,7 @@ def test_table_is_large_and_balanced() -> None:
 
 @pytest.mark.parametrize("message, route, kind", TABLE)
 def test_route_with_an_index(message: str, route: str, kind: str | None) -> None:
-    assert gate(message, has_index=True, force_rag=False, has_filters=False).route == route
+    assert route_message(message, has_index=True, force_rag=False, has_filters=False).route == route
     decision = triage(message)
     assert decision.kind == kind
     assert decision.route == ("direct" if route == D else "retrieve")
@@ -132,15 +132,15 @@ def test_route_with_an_index(message: str, route: str, kind: str | None) -> None
 
 @pytest.mark.parametrize("message", [m for m, _, _ in TABLE[::7]])
 def test_force_rag_and_filters_always_search(message: str) -> None:
-    assert gate(message, has_index=True, force_rag=True, has_filters=False).route == "rag"
-    assert gate(message, has_index=True, force_rag=False, has_filters=True).route == "rag"
-    assert gate(message, has_index=False, force_rag=True, has_filters=False).route == "rag"
-    assert gate(message, has_index=False, force_rag=False, has_filters=True).route == "rag"
+    assert route_message(message, has_index=True, force_rag=True, has_filters=False).route == "rag"
+    assert route_message(message, has_index=True, force_rag=False, has_filters=True).route == "rag"
+    assert route_message(message, has_index=False, force_rag=True, has_filters=False).route == "rag"
+    assert route_message(message, has_index=False, force_rag=False, has_filters=True).route == "rag"
 
 
 @pytest.mark.parametrize("message", [m for m, _, _ in TABLE[::5]])
 def test_without_an_index_everything_is_direct(message: str) -> None:
-    assert gate(message, has_index=False, force_rag=False, has_filters=False).route == "direct"
+    assert route_message(message, has_index=False, force_rag=False, has_filters=False).route == "direct"
 
 
 def test_more_than_six_words_always_retrieves() -> None:

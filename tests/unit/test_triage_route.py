@@ -1,4 +1,4 @@
-"""The routing gate (`rag_system.agent.triage.gate`, decided once, in the RAG API) on a labelled table.
+"""The routing (`rag_system.agent.triage.route_message`, decided once, in the RAG API) on a labelled table.
 
 Why: a chat message must not search the documents for "hi"
 (the answer would be a refusal) and must never answer a document question
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from rag_system.agent.triage import GateDecision, gate
+from rag_system.agent.triage import RouteDecision, route_message
 
 D, R = "direct", "rag"
 
 
-def decide(message: str, *, index_ids: list[str], options: dict) -> GateDecision:  # type: ignore[type-arg]
-    """The gate as a chat request reaches it: linked indexes, and the options it names."""
-    return gate(message, has_index=bool(index_ids), force_rag=bool(options.get("force_rag")),
+def decide(message: str, *, index_ids: list[str], options: dict) -> RouteDecision:  # type: ignore[type-arg]
+    """The routing as a chat request reaches it: linked indexes, and the options it names."""
+    return route_message(message, has_index=bool(index_ids), force_rag=bool(options.get("force_rag")),
                 has_filters=bool(options.get("filters")), task=options.get("task"))
 LINKED = ["3f2a9c0e6b7d4e21a5c8f0d9e1b2c3d4"]
 
