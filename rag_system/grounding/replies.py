@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from rag_system.grounding.compare import align
-from rag_system.grounding.findings import CONTRADICTED, Finding
+from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
 from rag_system.grounding.units import Unit
 
 #: "Yes," / "No." / "No —" / "Yes" alone: a reply, followed by punctuation ("No concerns raised." is a
@@ -65,8 +65,12 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
 
 
 def reply_check(reply: str, question: Sequence[Unit], pool: Sequence[Unit], context: dict[int, frozenset[str]],
-                asked: frozenset[str] = frozenset()) -> list[Finding]:
+                asked: frozenset[str] = frozenset(), bare: bool = False) -> list[Finding]:
+    """`bare`: the sentence says nothing besides its reply ("Yes, there is [2]."), so the reply is all
+    it claims: it stands only where the cited sources settle the question the same way."""
     answer, where = source_answer(question, pool, context, asked)
-    if answer is None or answer == reply:
+    if answer is None:
+        return [Finding("reply", UNSUPPORTED, f"the passage does not answer the question {reply}")] if bare else []
+    if answer == reply:
         return []
     return [Finding("reply", CONTRADICTED, f"the passage answers {answer}, not {reply}: \"{' '.join(where.split())}\"")]

@@ -7,7 +7,7 @@ the real ones.
 from __future__ import annotations
 
 from rag_system.grounding.terms import is_yes_no
-from rag_system.grounding.verifier import Source, answer_to
+from rag_system.grounding.verifier import Source, answer_to, verify
 from rag_system.grounding.yes_no import sources_answer
 from tests.unit.test_synthesis import block
 
@@ -54,3 +54,20 @@ def test_no_reply_to_a_question_offering_alternatives():
     blocks = [block(1, "The tool exports reports to CSV and to JSON.", name="export.md")]
     assert sources_answer("Can the tool export to CSV, or only to JSON?", blocks,
                           "The tool exports reports to CSV and to JSON [1].") is None
+
+
+def _verdicts(text: str, passage: str, question: str) -> list[str]:
+    return [s.verdict for s in verify(text, [Source(1, passage)], question=question).sentences]
+
+
+def test_a_reply_that_says_nothing_else_stands_only_where_the_passage_settles_the_question():
+    passage = ("Fortunately, there is Acme Reports, which has a completely redesigned template engine that avoids "
+               "the old parser.\n\nAcme templates cannot contain statements because Acme's template parser can't "
+               "handle statements nested inside expressions. However, this is not a serious problem.")
+    question = "Can I put statements such as assignments inside an Acme template?"
+    assert _verdicts("Yes, there is [1].", passage, question) == ["unsupported"]
+
+
+def test_a_bare_reply_the_passage_gives_is_supported():
+    passage = "The nightly archive is compressed with zstd before it is copied to the backup host."
+    assert _verdicts("Yes [1].", passage, "Is the nightly archive compressed?") == ["supported"]
