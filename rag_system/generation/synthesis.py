@@ -106,7 +106,7 @@ class Synthesizer:
             # A yes/no question gets its "Yes" or "No" from what the cited passages say, when the
             # answer does not open with one (a quote, or a model that restated the passage).
             cited = [b for b in blocks if b.number in cited_numbers(answer.answer)]
-            said = with_reply(answer.answer, sources_answer(question, cited))
+            said = with_reply(answer.answer, sources_answer(question, cited, answer.answer))
             if said != answer.answer:
                 emit("answer_repaired", {"answer": said, "method": "reply"})
                 return replace(answer, answer=said)

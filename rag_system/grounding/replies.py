@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from rag_system.grounding.compare import align
-from rag_system.grounding.findings import CONTRADICTED, Finding
+from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
 from rag_system.grounding.units import Unit
 
 #: "Yes," / "No." / "No —" / "Yes" alone: a reply, followed by punctuation ("No concerns raised." is a
@@ -34,9 +34,16 @@ def split_reply(sentence: str) -> tuple[str | None, str]:
 
 def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[int, frozenset[str]],
                   asked: frozenset[str] = frozenset()) -> tuple[str | None, str]:
-    """What the sources answer a yes/no question: ("yes" | "no" | None, the source clause that says so)."""
+    """What the sources answer a yes/no question: ("yes" | "no" | None, the source clause that says so).
+
+    Every clause of the question must be found in the sources. One the sources deny makes the
+    answer "no", unless it is a condition ("If my days expire unused, do I get paid?" — "are not
+    paid out on expiry" answers no, though the condition is worded otherwise there; "if I am off for
+    a whole week" against "sick leave is paid for 12 weeks" denies nothing that was asked); a "yes"
+    needs every clause said, as asked, in one source sentence."""
     said: str | None = None
-    where = ""
+    where = denied = ""
+    unsettled = False
     places: set[tuple[int, int]] = set()  # a "yes" stitched from two sentences is no yes
     for unit in question:
         if not unit.words:
@@ -45,18 +52,25 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
         if a.unit is None:
             return None, ""
         kinds = {f.kind for f in a.findings}
-        if kinds & DENIALS:
-            return "no", a.unit.text
-        if kinds or not unit.keys() <= a.matched:  # the sources do not say all of it in one clause:
-            return None, ""                         # no answer either way
-        said, where = "yes", a.unit.text
-        places.add((a.unit.source, a.unit.sentence))
-    return (None, "") if len(places) > 1 else (said, where)
+        if kinds & DENIALS and unit.condition is None:  # a premise worded otherwise is not what was asked
+            denied = denied or a.unit.text
+        elif kinds or not unit.keys() <= a.matched:  # the sources do not say all of it in one clause
+            unsettled = True
+        else:
+            said, where = "yes", a.unit.text
+            places.add((a.unit.source, a.unit.sentence))
+    if denied:
+        return "no", denied
+    return (None, "") if unsettled or len(places) > 1 else (said, where)
 
 
 def reply_check(reply: str, question: Sequence[Unit], pool: Sequence[Unit], context: dict[int, frozenset[str]],
-                asked: frozenset[str] = frozenset()) -> list[Finding]:
+                asked: frozenset[str] = frozenset(), bare: bool = False) -> list[Finding]:
+    """`bare`: the sentence says nothing besides its reply ("Yes, there is [2]."), so the reply is all
+    it claims: it stands only where the cited sources settle the question the same way."""
     answer, where = source_answer(question, pool, context, asked)
-    if answer is None or answer == reply:
+    if answer is None:
+        return [Finding("reply", UNSUPPORTED, f"the passage does not answer the question {reply}")] if bare else []
+    if answer == reply:
         return []
     return [Finding("reply", CONTRADICTED, f"the passage answers {answer}, not {reply}: \"{' '.join(where.split())}\"")]

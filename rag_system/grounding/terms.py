@@ -229,11 +229,19 @@ def spelled_elsewhere(word: str, question: str, evidence: set[str]) -> bool:
                for run in (m.group(0) for m in _CAPITALISED_RUN.finditer(question)))
 
 
-_YES_NO_QUESTION = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
+_YES_NO_QUESTION = re.compile(r"^\W*(?:(?:if|once|when|after|before|while|unless)\b[^,?]*,\s*)?(?:is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
                               r"has|have|had)\b", re.IGNORECASE)
 
 
+#: An alternative offered after the first ("..., or only B?", "A or rather B?"): the question asks
+#: which, not whether.
+_ALTERNATIVE = re.compile(r",\s*or\b|\bor\s+(?:only|just|merely|rather|instead|else)\b", re.IGNORECASE)
+
+
 def is_yes_no(question: str) -> bool:
-    """A question that opens with its auxiliary ("Does ...", "Can I ...") asks yes or no."""
-    return bool(_YES_NO_QUESTION.match(question))
+    """A question that opens with its auxiliary ("Does ...", "Can I ...", after a condition: "If the
+    job fails, is it retried?") asks yes or no, unless it
+    offers alternatives ("Can it be used for A, or only for B?": "No" would deny A, yet the answer
+    may be "both")."""
+    return bool(_YES_NO_QUESTION.match(question)) and not _ALTERNATIVE.search(question)
 

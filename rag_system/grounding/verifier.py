@@ -92,6 +92,8 @@ class _Checker:
     def run(self) -> list[SentenceCheck]:
         bodies = [split_reply(strip(self.text[s.start:s.end]))[1] for s in self.sentences]
         wanted = set().union(*(_keys(b) for b in bodies)) if bodies else set()
+        if self.question and any(split_reply(strip(self.text[s.start:s.end]))[0] for s in self.sentences):
+            wanted |= _keys(self.question)  # a reply ("No [1].") is checked as the question, answered
         units, quotes = self._source_units(wanted)
         asked_doc = self.engine.parse([plain(self.question)])[0] if self.question else None
         asked = frozenset(_keys(self.question)) if self.question else frozenset()
@@ -144,7 +146,8 @@ class _Checker:
         pool = [u for u in units if u.source in cited]
         context = {n: _context_keys(self.numbered[n]) for n in cited}
         reply, _ = split_reply(strip(raw))
-        if not any(u.words for u in claim_units) and reply and asked_doc is not None:
+        bare = not any(u.words for u in claim_units)  # "Yes, there is [2].": the reply is all it says
+        if bare and reply and asked_doc is not None:
             claim_units = read_units(asked_doc)  # "No [1]." says the question, denied
             claim_units = [_negate(u) if reply == "no" else u for u in claim_units]
         said = frozenset(k for u in claim_units for k in u.all_keys)
@@ -152,7 +155,7 @@ class _Checker:
         findings = _merge_facts(_facts(raw, self.numbered, self.question) +
                                 [f for a in alignments for f in a.findings] + link_findings(alignments, pool))
         if reply and asked_doc is not None:
-            findings += reply_check(reply, read_units(asked_doc), pool, context, asked)
+            findings += reply_check(reply, read_units(asked_doc), pool, context, asked, bare)
         if not any(a.unit for a in alignments) and not any(u.words for u in claim_units):
             return SentenceCheck(raw, sentence.start, sentence.end, sentence.cited, SUPPORTED, tuple(findings),
                                  checked=False)

@@ -12,16 +12,31 @@ from __future__ import annotations
 import re
 
 from rag_system.grounding.terms import is_yes_no
-from rag_system.grounding.verifier import Source, answer_to
+from rag_system.grounding.verifier import Source, answer_to, strip
 from rag_system.retrieval.evidence import EvidenceBlock
 
 
-def sources_answer(question: str, blocks: list[EvidenceBlock]) -> str | None:
-    """"yes" | "no" for a yes/no question the blocks answer; None otherwise."""
+def sources_answer(question: str, blocks: list[EvidenceBlock], answer: str = "") -> str | None:
+    """"yes" | "no" for a yes/no question the blocks answer; None otherwise.
+
+    `answer`: the checked answer the blocks back (its quotes, or model sentences the verifier passed
+    against them). When the blocks do not settle the question in the question's own words, the
+    answer's sentences may: they are the passage's sentences picked for it, or restate them in words
+    nearer the question's ("does not return the sorted list" for "Does list.sort() hand back the
+    sorted list?"). The same rules hold: a "no" where one sentence denies what was asked, a "yes"
+    only where one sentence says all of it. When the two disagree ("restarts a failed job on the same
+    node" reads as a yes to "on another node?", the answer's "is never moved to another node" as a
+    no), there is no reply."""
     if not blocks or not is_yes_no(question):
         return None
-    return answer_to(question, [Source(b.number, b.source_text, b.candidate.document_name,
+    said = answer_to(question, [Source(b.number, b.source_text, b.candidate.document_name,
                                        b.candidate.heading_path) for b in blocks])
+    if not answer.strip():
+        return said
+    quoted = answer_to(question, [Source(1, strip(answer))])
+    if said is not None and quoted is not None and quoted != said:
+        return None  # the blocks and the sentences picked from them disagree: no reply is safer
+    return said or quoted
 
 
 def with_reply(text: str, reply: str | None) -> str:

@@ -1,0 +1,73 @@
+"""A yes/no question's "Yes" or "No", read from the passages and from the checked answer's sentences.
+
+The sentences are made up for these tests; the parser, the verifier's alignment and the blocks are
+the real ones.
+"""
+
+from __future__ import annotations
+
+from rag_system.grounding.terms import is_yes_no
+from rag_system.grounding.verifier import Source, answer_to, verify
+from rag_system.grounding.yes_no import sources_answer
+from tests.unit.test_synthesis import block
+
+
+def test_a_question_after_its_condition_still_asks_yes_or_no():
+    assert is_yes_no("If the nightly build fails, is it retried?")
+    assert is_yes_no("Once a ticket is closed, can it be reopened?")
+
+
+def test_a_question_offering_alternatives_asks_which_not_whether():
+    assert not is_yes_no("Can the tool export to CSV, or only to JSON?")
+    assert not is_yes_no("Is the limit counted per user or rather per team?")
+    assert is_yes_no("Is the cache enabled or not?")  # still whether
+    assert is_yes_no("Can I pay by card or cheque?")
+
+
+def test_a_denied_question_is_answered_no_though_its_condition_is_worded_otherwise():
+    passage = "Unused vouchers may be carried into the next season. Vouchers lapse on 30 June and are not refunded on lapse."
+    assert answer_to("If my unused vouchers lapse, are they refunded?", [Source(1, passage)]) == "no"
+
+
+def test_a_condition_the_passage_words_otherwise_denies_nothing():
+    passage = ("Parking is free for the first 2 hours of a single visit, and at half price for a further 3 hours. "
+               "A parking permit is required once a stay exceeds 4 consecutive hours.")
+    assert answer_to("Do I need a parking permit if I'm parked for a whole day?", [Source(1, passage)]) != "no"
+
+
+def test_the_answer_sentence_settles_what_the_passage_words_otherwise():
+    blocks = [block(1, "Archives stored on disk are encrypted with AES-256 by the backup tool. Archives on tape are "
+                       "written in plain form without encryption.", name="backup.md")]
+    question = "Does the backup tool encrypt archives stored on tape?"
+    assert sources_answer(question, blocks) is None
+    assert sources_answer(question, blocks, "The backup tool does not encrypt archives stored on tape [1].") == "no"
+
+
+def test_no_reply_when_the_passage_and_the_answer_sentence_disagree():
+    blocks = [block(1, "The scheduler restarts a failed job on the same node up to 3 times. A failed job is never "
+                       "moved to another node.", name="scheduler.md")]
+    question = "Can the scheduler restart a failed job on another node?"
+    assert sources_answer(question, blocks, "A failed job is never moved to another node [1].") is None
+
+
+def test_no_reply_to_a_question_offering_alternatives():
+    blocks = [block(1, "The tool exports reports to CSV and to JSON.", name="export.md")]
+    assert sources_answer("Can the tool export to CSV, or only to JSON?", blocks,
+                          "The tool exports reports to CSV and to JSON [1].") is None
+
+
+def _verdicts(text: str, passage: str, question: str) -> list[str]:
+    return [s.verdict for s in verify(text, [Source(1, passage)], question=question).sentences]
+
+
+def test_a_reply_that_says_nothing_else_stands_only_where_the_passage_settles_the_question():
+    passage = ("Fortunately, there is Acme Reports, which has a completely redesigned template engine that avoids "
+               "the old parser.\n\nAcme templates cannot contain statements because Acme's template parser can't "
+               "handle statements nested inside expressions. However, this is not a serious problem.")
+    question = "Can I put statements such as assignments inside an Acme template?"
+    assert _verdicts("Yes, there is [1].", passage, question) == ["unsupported"]
+
+
+def test_a_bare_reply_the_passage_gives_is_supported():
+    passage = "The nightly archive is compressed with zstd before it is copied to the backup host."
+    assert _verdicts("Yes [1].", passage, "Is the nightly archive compressed?") == ["supported"]
