@@ -86,7 +86,7 @@ accept/reject include/exclude inclusive/exclusive before/after earlier/later ear
 increase/decrease increase/reduce raise/lower maximum/minimum max/min more/less more/fewer higher/lower
 high/low above/below upper/lower larger/smaller large/small longer/shorter long/short greater/smaller
 open/close opened/closed start/stop begin/end start/end success/failure succeed/fail valid/invalid
-true/false same/different internal/external public/private synchronous/asynchronous
+true/false same/different same/another internal/external public/private synchronous/asynchronous
 encrypted/unencrypted encrypt/decrypt supported/unsupported available/unavailable possible/impossible
 required/optional mandatory/optional necessary/unnecessary compatible/incompatible secure/insecure
 paid/unpaid full/partial fully/partially online/offline inbound/outbound input/output import/export

@@ -24,9 +24,9 @@ def sources_answer(question: str, blocks: list[EvidenceBlock], answer: str = "")
     answer's sentences may: they are the passage's sentences picked for it, or restate them in words
     nearer the question's ("does not return the sorted list" for "Does list.sort() hand back the
     sorted list?"). The same rules hold: a "no" where one sentence denies what was asked, a "yes"
-    only where one sentence says all of it. When the two disagree ("restarts a failed job on the same
-    node" reads as a yes to "on another node?", the answer's "is never moved to another node" as a
-    no), there is no reply."""
+    only where one sentence says all of it. When the two disagree (the passage's "may carry over up to
+    five days" reads as a yes to "Can staff carry over leave?", an answer's "cannot be carried over"
+    as a no), there is no reply."""
     if not blocks or not is_yes_no(question):
         return None
     said = answer_to(question, [Source(b.number, b.source_text, b.candidate.document_name,

@@ -44,10 +44,17 @@ def test_the_answer_sentence_settles_what_the_passage_words_otherwise():
 
 
 def test_no_reply_when_the_passage_and_the_answer_sentence_disagree():
+    blocks = [block(1, "Staff may carry over up to five days of annual leave into the next year.", name="leave.md")]
+    question = "Can staff carry over annual leave?"
+    assert sources_answer(question, blocks) == "yes"
+    assert sources_answer(question, blocks, "Annual leave cannot be carried over [1].") is None
+
+
+def test_the_passage_and_the_answer_sentence_agreeing_on_no():
     blocks = [block(1, "The scheduler restarts a failed job on the same node up to 3 times. A failed job is never "
                        "moved to another node.", name="scheduler.md")]
     question = "Can the scheduler restart a failed job on another node?"
-    assert sources_answer(question, blocks, "A failed job is never moved to another node [1].") is None
+    assert sources_answer(question, blocks, "A failed job is never moved to another node [1].") == "no"
 
 
 def test_no_reply_to_a_question_offering_alternatives():
@@ -71,3 +78,10 @@ def test_a_reply_that_says_nothing_else_stands_only_where_the_passage_settles_th
 def test_a_bare_reply_the_passage_gives_is_supported():
     passage = "The nightly archive is compressed with zstd before it is copied to the backup host."
     assert _verdicts("Yes [1].", passage, "Is the nightly archive compressed?") == ["supported"]
+
+
+def test_another_is_not_the_same():
+    """'Another node' is what 'the same node' rules out: a reply of "yes" there would be the wrong way round."""
+    passage = "The scheduler restarts a failed job on the same node."
+    assert sources_answer("Can the scheduler restart a failed job on another node?", [block(1, passage)]) == "no"
+    assert sources_answer("Can the scheduler restart a failed job on the same node?", [block(1, passage)]) == "yes"
