@@ -53,12 +53,6 @@ class FeedbackRows:
                             (message_id, rater)).fetchone()
         return _feedback(row), before is not None
 
-    def rating_of(self, message_id: str, rater: str) -> dict[str, Any] | None:
-        with self._conn() as c:
-            row = c.execute("SELECT * FROM feedback WHERE message_id = ? AND rater = ?",
-                            (message_id, rater)).fetchone()
-        return _feedback(row) if row else None
-
     def ratings_for_session(self, session_id: str, rater: str) -> dict[str, dict[str, Any]]:
         """message id -> `rater`'s rating, for the answers of one conversation."""
         with self._conn() as c:
