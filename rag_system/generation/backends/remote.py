@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import logging
 import urllib.error
 import urllib.request
 from collections.abc import Generator, Iterable
@@ -27,8 +26,6 @@ from rag_system.generation.llm import (
     StreamResult,
     estimate_tokens,
 )
-
-log = logging.getLogger(__name__)
 
 
 def _request(url: str, body: dict[str, Any] | None, timeout: float,
