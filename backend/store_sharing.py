@@ -52,19 +52,6 @@ class SharingRows:
         found = {r["access"] for r in rows}
         return "write" if "write" in found else ("read" if found else None)
 
-    def index_access_map(self, user_id: str) -> dict[str, str]:
-        """index id -> `owner` / `write` / `read` for every index `user_id` may use."""
-        with self._conn() as c:
-            owned = c.execute("SELECT id FROM indexes WHERE owner_id = ?", (user_id,)).fetchall()
-            shared = c.execute("SELECT index_id, access FROM index_shares WHERE grantee IN (?, ?)",
-                               (user_id, EVERYONE)).fetchall()
-        out: dict[str, str] = {}
-        for row in shared:
-            if out.get(row["index_id"]) != "write":
-                out[row["index_id"]] = row["access"]
-        out.update({r["id"]: "owner" for r in owned})
-        return out
-
     def list_shares(self, index_id: str) -> list[dict[str, Any]]:
         with self._conn() as c:
             rows = c.execute("SELECT s.grantee, s.access, s.created_at, u.username FROM index_shares s "
