@@ -7,25 +7,17 @@ module only reads and writes the rows.
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import AbstractContextManager
 from typing import Any
 
-from backend.store_library import now
+from backend.store_library import StoreRows, now
 from common.document_ids import file_id
 
 EVERYONE = "*"
 ACCESS = ("read", "write")
 
 
-class SharingRows:
+class SharingRows(StoreRows):
     """Mixed into `Store`, which provides `_conn()` and `_write()`."""
-
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
 
     def set_owner(self, table: str, row_id: str, user_id: str | None) -> None:
         assert table in ("sessions", "indexes")
