@@ -20,7 +20,7 @@ from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder
 from rag_system.ingestion.tables import Grid, add_grid, cell_text, fill_merged
 from rag_system.ingestion.text import decode_text
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -37,12 +37,6 @@ def sheet_document(path: Path, file_type: str, pages: int, builder: BlockBuilder
                              blocks=tuple(builder.blocks), warnings=tuple(warnings))
 
 
-def check_sheets(path: Path, count: int, settings: Settings) -> None:
-    if count > settings.max_pages:
-        raise ConversionError(path, f"too many sheets ({count}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
-
-
 def convert_xlsx(path: Path, settings: Settings) -> ConvertedDocument:
     """Every sheet (hidden ones too: they often hold the lookup tables) as a page of tables."""
     import openpyxl
@@ -55,7 +49,7 @@ def convert_xlsx(path: Path, settings: Settings) -> ConvertedDocument:
         raise ConversionError(path, f"damaged or unreadable XLSX ({type(exc).__name__}: {exc})") from exc
     try:
         sheets = [ws for ws in book.worksheets if hasattr(ws, "iter_rows")]
-        check_sheets(path, len(sheets), settings)
+        check_page_limit(path, len(sheets), "sheets", settings.max_pages)
         builder = BlockBuilder()
         for number, sheet in enumerate(sheets, start=1):
             builder.headings.reset()
@@ -96,7 +90,7 @@ def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
     except (XLRDError, CompDocError, OSError, ValueError, AssertionError, IndexError) as exc:
         raise ConversionError(path, f"damaged or unreadable XLS ({exc}); open it and save it as .xlsx") from exc
     try:
-        check_sheets(path, book.nsheets, settings)
+        check_page_limit(path, book.nsheets, "sheets", settings.max_pages)
         builder = BlockBuilder()
         for index in range(book.nsheets):
             sheet = book.sheet_by_index(index)
