@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder, render_table
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
 from rag_system.ingestion.zipxml import open_zip, parse_xml, read_part
 
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
@@ -159,7 +159,7 @@ def convert_odt(path: Path, settings: Settings) -> ConvertedDocument:
     walker.walk(body)
     pages = max([walker.page, *(b.page for b in builder.blocks)])
     check_page_limit(path, pages, "pages", settings.max_pages)
-    return _document(path, "odt", pages, builder)
+    return builder.document(path, "odt", pages)
 
 
 def convert_odp(path: Path, settings: Settings) -> ConvertedDocument:
@@ -180,10 +180,4 @@ def convert_odp(path: Path, settings: Settings) -> ConvertedDocument:
                 walker.walk(child)
             elif all(child is not title for title in titles):
                 walker.visit(child)
-    return _document(path, "odp", max(len(slides), 1), builder)
-
-
-def _document(path: Path, file_type: str, pages: int, builder: BlockBuilder) -> ConvertedDocument:
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(pages, 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return builder.document(path, "odp", len(slides))

@@ -18,7 +18,6 @@ from typing import Any
 
 from rag_system.config import Settings
 from rag_system.ingestion.odf import OFFICE, TABLE, body_of, cell_paragraphs, content_root
-from rag_system.ingestion.spreadsheet import sheet_document
 from rag_system.ingestion.structure import BlockBuilder
 from rag_system.ingestion.tables import Grid, add_grid, cell_text, fill_merged
 from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
@@ -45,7 +44,7 @@ def convert_ods(path: Path, settings: Settings) -> ConvertedDocument:
         title = sheet.get(f"{{{TABLE}}}name") or f"Sheet {number}"
         builder.heading(title, number, 1)
         add_grid(builder, _grid(sheet, path), number, title)
-    return sheet_document(path, "ods", len(sheets), builder, [])
+    return builder.document(path, "ods", len(sheets))
 
 
 def _grid(sheet: Any, path: Path) -> Grid:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
 
 _DOCUMENT = 0x03E8
 _SLIDE = 0x03EE
@@ -64,9 +64,7 @@ def convert_ppt(path: Path, settings: Settings) -> ConvertedDocument:
                 builder.heading(text, index + 1, 1)
             else:
                 builder.add(text, index + 1)
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type="ppt", page_count=max(count, 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return builder.document(path, "ppt", count)
 
 
 def _title_like(text: str) -> bool:

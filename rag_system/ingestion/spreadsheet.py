@@ -20,21 +20,13 @@ from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder
 from rag_system.ingestion.tables import Grid, add_grid, cell_text, fill_merged
 from rag_system.ingestion.text import decode_text
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
 
 logger = logging.getLogger(__name__)
 
 #: Delimiters a CSV file may use (the sniffer picks among these).
 CSV_DELIMITERS = ",;\t|"
 _SNIFF_CHARS = 64 * 1024
-
-
-def sheet_document(path: Path, file_type: str, pages: int, builder: BlockBuilder,
-              warnings: list[str]) -> ConvertedDocument:
-    if not builder.blocks:
-        warnings.append("no text found")
-    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(pages, 1),
-                             blocks=tuple(builder.blocks), warnings=tuple(warnings))
 
 
 def convert_xlsx(path: Path, settings: Settings) -> ConvertedDocument:
@@ -56,7 +48,7 @@ def convert_xlsx(path: Path, settings: Settings) -> ConvertedDocument:
             title = sheet.title or f"Sheet {number}"
             builder.heading(title, number, 1)
             add_grid(builder, _xlsx_grid(sheet), number, title)
-        return sheet_document(path, "xlsx", len(sheets), builder, [])
+        return builder.document(path, "xlsx", len(sheets))
     finally:
         book.close()
 
@@ -103,7 +95,7 @@ def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
             # written by other tools often break; merged cells then show their top-left value only.
             add_grid(builder, [(r + 1, row) for r, row in enumerate(cells)], index + 1, title)
             book.unload_sheet(index)
-        return sheet_document(path, "xls", book.nsheets, builder, [])
+        return builder.document(path, "xls", book.nsheets)
     finally:
         book.release_resources()
         if notes.getvalue().strip():
@@ -137,7 +129,7 @@ def convert_delimited(path: Path, settings: Settings, file_type: str) -> Convert
         raise ConversionError(path, f"malformed {file_type.upper()} (line {reader.line_num}: {exc})") from exc
     builder = BlockBuilder()
     add_grid(builder, grid, 1)
-    return sheet_document(path, file_type, 1, builder, [warning] if warning else [])
+    return builder.document(path, file_type, 1, [warning] if warning else [])
 
 
 def _sniff_delimiter(sample: str) -> str:

@@ -111,9 +111,7 @@ def line_document(text: str, path: Path, settings: Settings, file_type: str,
     builder = BlockBuilder()
     for number, page in enumerate(pages, start=1):
         add_lines(builder, number, page.split("\n"), cells_of)
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(len(pages), 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return builder.document(path, file_type, len(pages))
 
 
 def split_paragraphs(page_text: str) -> list[str]:
