@@ -15,12 +15,11 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from backend import audit_head
-from backend.store_library import now
+from backend.store_library import StoreRows, now
 
 GENESIS = "0" * 64
 ACTIONS = ("login", "login_failed", "logout", "upload", "build", "delete", "share", "unshare", "chat", "verify",
@@ -41,7 +40,7 @@ class ChainReport:
     reason: str = ""
 
 
-class AuditRows:
+class AuditRows(StoreRows):
     """Mixed into `Store`, which provides `_conn()` and `_write()`."""
 
     _audit_key_source: Callable[[], bytes | None] | None = None
@@ -52,12 +51,6 @@ class AuditRows:
 
     def _audit_key(self) -> bytes | None:
         return self._audit_key_source() if self._audit_key_source is not None else None
-
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
 
     def audit(self, actor: str, action: str, target: str = "", address: str = "",
               detail: Mapping[str, Any] | None = None) -> None:

@@ -11,7 +11,6 @@ or in constant time; none of them is ever logged.
 from __future__ import annotations
 
 import hmac
-import logging
 import secrets
 import threading
 import time
@@ -27,7 +26,6 @@ from common import grants
 from common.errors import ApiError
 from common.http import Headers, check_bearer
 
-log = logging.getLogger(__name__)
 
 COOKIE = "docent_session"
 TOKEN_PREFIX = "dpt_"

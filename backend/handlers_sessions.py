@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
@@ -20,8 +19,6 @@ from backend.web import Request, not_found, optional_str, public_base, require_s
 from common.errors import ApiError
 from common.http import Response
 from common.options import MAX_MODEL_CHARS
-
-log = logging.getLogger(__name__)
 
 
 def _session(app: App, session_id: str) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
@@ -24,7 +23,6 @@ from typing import Any
 from backend.store import Store
 from backend.uploads import ALLOWED_EXTENSIONS, owner_dir, sanitize_filename
 
-log = logging.getLogger(__name__)
 
 #: Marks what came from localGPT, on sessions' messages and indexes.
 ORIGIN = "localgpt"

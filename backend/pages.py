@@ -44,11 +44,6 @@ class PageRenderer:
         self._last_used = 0.0
         self._busy = 0
 
-    def render(self, pdf_path: str, sha256: str, page: int, highlight: str | None = None,
-               dpi: int = DEFAULT_DPI) -> bytes:
-        """PNG bytes of 1-based `page`; 404 for a page the document does not have."""
-        return self.render_marked(pdf_path, sha256, page, highlight, dpi)[0]
-
     def render_marked(self, pdf_path: str, sha256: str, page: int, highlight: str | None = None,
                       dpi: int = DEFAULT_DPI) -> tuple[bytes, bool | None]:
         """The PNG, and whether the highlight text was found on the page (None: none asked for), so a
@@ -117,12 +112,6 @@ class PageRenderer:
                     self._pool = None
                     break
         pool.shutdown(wait=False)
-
-
-def render_page(pdf_path: str, page_no: int, text: str, dpi: int) -> bytes | tuple[int, str, str]:
-    """PNG bytes, or (status, code, message) for the client."""
-    outcome = render_page_marked(pdf_path, page_no, text, dpi)
-    return outcome[0] if isinstance(outcome[0], bytes) else outcome
 
 
 def render_page_marked(pdf_path: str, page_no: int, text: str,

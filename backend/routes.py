@@ -86,4 +86,3 @@ ACCOUNT_TABLE: tuple[Route, ...] = (
 ALL_ROUTES: tuple[Route, ...] = (*TABLE, *ACCOUNT_TABLE)
 ROUTER = RouteTable(ALL_ROUTES)
 match = ROUTER.match
-allowed_methods = ROUTER.methods

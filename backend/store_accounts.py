@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from contextlib import AbstractContextManager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from backend.store_library import new_id, now
+from backend.store_library import StoreRows, new_id, now
 from common.errors import DomainError
 
 ROLES = ("admin", "editor", "viewer")
@@ -32,14 +31,8 @@ def public_user(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
             "created_at": row["created_at"], "last_login_at": row["last_login_at"]}
 
 
-class AccountRows:
+class AccountRows(StoreRows):
     """Mixed into `Store`, which provides `_conn()` and `_write()`."""
-
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
 
     # -- users -----------------------------------------------------------------
     def has_users(self) -> bool:

@@ -10,22 +10,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from contextlib import AbstractContextManager
 from typing import Any
 
-from backend.store_library import now
+from backend.store_library import StoreRows, now
 
 RATINGS = ("up", "down")
 
 
-class FeedbackRows:
+class FeedbackRows(StoreRows):
     """Mixed into `Store`, which provides `_conn()` and `_write()`."""
-
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
 
     def get_message(self, message_id: str) -> dict[str, Any] | None:
         """One message with its session id, or None."""
@@ -52,12 +45,6 @@ class FeedbackRows:
             row = c.execute("SELECT * FROM feedback WHERE message_id = ? AND rater = ?",
                             (message_id, rater)).fetchone()
         return _feedback(row), before is not None
-
-    def rating_of(self, message_id: str, rater: str) -> dict[str, Any] | None:
-        with self._conn() as c:
-            row = c.execute("SELECT * FROM feedback WHERE message_id = ? AND rater = ?",
-                            (message_id, rater)).fetchone()
-        return _feedback(row) if row else None
 
     def ratings_for_session(self, session_id: str, rater: str) -> dict[str, dict[str, Any]]:
         """message id -> `rater`'s rating, for the answers of one conversation."""

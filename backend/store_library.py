@@ -24,14 +24,18 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-class LibraryRows:
-    """Mixed into `Store`, which provides `_conn()` and `_write()`."""
+class StoreRows:
+    """A part of `Store`, which provides `_conn()` (a reading connection) and `_write()` (the writer's transaction)."""
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
+
+
+class LibraryRows(StoreRows):
+    """Mixed into `Store`, which provides `_conn()` and `_write()`."""
 
     # -- indexes ---------------------------------------------------------------
     def create_index(self, name: str, description: str = "", metadata: dict[str, Any] | None = None,

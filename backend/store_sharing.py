@@ -7,25 +7,17 @@ module only reads and writes the rows.
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import AbstractContextManager
 from typing import Any
 
-from backend.store_library import now
+from backend.store_library import StoreRows, now
 from common.document_ids import file_id
 
 EVERYONE = "*"
 ACCESS = ("read", "write")
 
 
-class SharingRows:
+class SharingRows(StoreRows):
     """Mixed into `Store`, which provides `_conn()` and `_write()`."""
-
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
 
     def set_owner(self, table: str, row_id: str, user_id: str | None) -> None:
         assert table in ("sessions", "indexes")
@@ -51,19 +43,6 @@ class SharingRows:
                              (index_id, user_id, EVERYONE)).fetchall()
         found = {r["access"] for r in rows}
         return "write" if "write" in found else ("read" if found else None)
-
-    def index_access_map(self, user_id: str) -> dict[str, str]:
-        """index id -> `owner` / `write` / `read` for every index `user_id` may use."""
-        with self._conn() as c:
-            owned = c.execute("SELECT id FROM indexes WHERE owner_id = ?", (user_id,)).fetchall()
-            shared = c.execute("SELECT index_id, access FROM index_shares WHERE grantee IN (?, ?)",
-                               (user_id, EVERYONE)).fetchall()
-        out: dict[str, str] = {}
-        for row in shared:
-            if out.get(row["index_id"]) != "write":
-                out[row["index_id"]] = row["access"]
-        out.update({r["id"]: "owner" for r in owned})
-        return out
 
     def list_shares(self, index_id: str) -> list[dict[str, Any]]:
         with self._conn() as c:

@@ -154,7 +154,7 @@ class Handler(BaseHTTPRequestHandler):
     def _get(self, head: bool) -> None:
         path = urlsplit(self.path).path
         if path == "/health":
-            vendor_ok = all((NODE_MODULES / rel).is_file() for rel in VENDOR.values())
+            vendor_ok = vendor_installed()
             return self._json(200, {"status": "ok" if vendor_ok else "degraded", "service": "frontend",
                                     "vendor": vendor_ok}, head)
         if path == "/config.json":

@@ -8,7 +8,6 @@ launcher started are ever signalled.
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import time
@@ -16,8 +15,6 @@ from pathlib import Path
 
 from launcher import health, pidfile
 from launcher.services import ServiceSpec
-
-log = logging.getLogger("docent.launcher")
 
 
 def _wait_gone(records: list[pidfile.ProcessRecord], timeout: float) -> list[pidfile.ProcessRecord]:

@@ -14,7 +14,6 @@ see each other's options and a follow-up resolves the same on any replica.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -49,7 +48,6 @@ from rag_system.retrieval.inspector import answer_trace
 from rag_system.tasks.routing import nameless_summary, scope_phrase
 from rag_system.tasks.runner import TaskResponse, TaskRunner
 
-log = logging.getLogger(__name__)
 
 PROMPT_OVERHEAD_TOKENS = 400  # system rules, example, question, chat template
 #: Whole blocks an extractive answer chooses its sentences from (no prompt to pay for).

@@ -75,7 +75,6 @@ class Job:
     started_at: str | None = None
     finished_at: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
-    events_dropped: int = 0
     cancel: threading.Event = field(default_factory=threading.Event)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -124,8 +123,6 @@ class Job:
     def _append(self, payload: dict[str, Any]) -> None:
         if len(self.events) < MAX_EVENTS_PER_JOB:
             self.events.append(payload)
-        else:
-            self.events_dropped += 1
         self.changed.notify_all()
 
     def finish(self, state: str, error: str | None = None, summary: dict[str, Any] | None = None) -> None:

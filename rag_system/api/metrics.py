@@ -59,11 +59,6 @@ class Metrics:
         """Register a metric computed at scrape time (`kind` is gauge or counter)."""
         self._callbacks.families.append((name, kind, help_text, rows))
 
-    def requests(self, route: str, status: int | None = None) -> int:
-        return int(sum(s.value for family in self._requests.collect() for s in family.samples
-                       if s.name.endswith("_total") and s.labels["route"] == route
-                       and (status is None or s.labels["status"] == str(status))))
-
     def render(self, accept: str = "") -> tuple[bytes, str]:
         """The exposition in the format the scraper's `Accept` asks for, and its content type."""
         encode, content_type = choose_encoder(accept)

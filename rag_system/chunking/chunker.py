@@ -30,9 +30,6 @@ _ATOMIC = frozenset({"table", "code"})
 TOPIC_MIN_FILL = 0.5
 
 
-CONTEXT_MODES = ("none", "headings", "document")
-
-
 @dataclass(frozen=True)
 class ChunkerOptions:
     max_tokens: int = 512

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import shutil
 import signal
 import sys
@@ -23,7 +22,6 @@ from typing import Any
 
 from rag_system.config import Settings
 
-log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

@@ -10,7 +10,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from rag_system.mcp.main import add_command as add_mcp_command
 from rag_system.mcp.main import run_mcp
 from rag_system.config import ConfigError, load_settings
 from rag_system.cli.progress import ProgressReporter
+from rag_system.cli.reembed import run_reembed
 from rag_system.cli.remote_index import RemoteBuildError, index_through
 from rag_system.cli.running_api import ApiCallError, RunningApi, find_running_api
 from rag_system.cli.verify import add_verify_command, run_verify
@@ -81,29 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
-    if args.command == "index":
-        return _cmd_index(args, settings)
-    if args.command == "retrieve":
-        return _cmd_retrieve(args, settings)
-    if args.command == "reembed":
-        from rag_system.cli.reembed import run_reembed
-
-        return run_reembed(args, settings)
-    if args.command == "chat":
-        return run_chat(args, settings)
-    if args.command in ("summarize", "compare"):
-        return run_task(args, settings)
-    if args.command == "ask":
-        return run_ask(args, settings)
-    if args.command == "verify":
-        return run_verify(args, settings)
-    if args.command == "api":
-        return run_api(args, settings)
-    if args.command == "mcp":
-        return run_mcp(args, settings)
-    if args.command in LIBRARY_COMMANDS:
-        return run_library_command(args, settings)
-    return EXIT_USAGE  # argparse rejects unknown commands before this
+    runners: dict[str, Callable[[argparse.Namespace, Any], int]] = {
+        "index": _cmd_index, "retrieve": _cmd_retrieve, "reembed": run_reembed, "chat": run_chat,
+        "summarize": run_task, "compare": run_task, "ask": run_ask, "verify": run_verify, "api": run_api,
+        "mcp": run_mcp, **dict.fromkeys(LIBRARY_COMMANDS, run_library_command)}
+    return runners[args.command](args, settings)  # argparse rejects unknown commands before this
 
 
 def _cmd_index(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]

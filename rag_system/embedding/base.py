@@ -30,7 +30,6 @@ class EmbedderIdentity:
 
     model_id: str
     dimension: int
-    normalized: bool = True
 
 
 class Embedder(Protocol):

@@ -42,7 +42,7 @@ BGE_VARIANTS = {
 SMALL_BATCH = 4
 
 
-def onnx_session(path: Path, threads: int) -> Any:
+def onnx_session(source: Path | str | bytes, threads: int) -> Any:
     """A CPU session whose idle threads sleep (spinning collapses on shared cores) and without ONNX Runtime's
     arena, which keeps its largest pass's buffers for good (rag_system/embedding/onnx_query.py)."""
     import onnxruntime as ort
@@ -54,7 +54,8 @@ def onnx_session(path: Path, threads: int) -> Any:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    model = source if isinstance(source, bytes) else str(source)  # bytes: an export held in memory
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def single(encoding: Any, names: tuple[str, ...]) -> dict[str, np.ndarray]:

@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from rag_system.embedding.bge import onnx_session
+
 log = logging.getLogger(__name__)
 
 #: The embedder uses the session only if every probe's vector is at least this close to PyTorch's.
@@ -99,7 +101,7 @@ class OnnxQueryEncoder:
             _export(model, inputs, buffer)
             source = buffer.getvalue()
         table = model.get_input_embeddings().weight.detach().numpy()
-        return cls(_session(source), table, inputs)
+        return cls(onnx_session(source, 1), table, inputs)  # one intra-op thread that sleeps when idle, no arena
 
     def hidden(self, enc: Mapping[str, np.ndarray]) -> np.ndarray:
         """The last hidden state (batch, tokens, dim) for a tokenizer's NumPy output."""
@@ -163,17 +165,3 @@ def _export(model: Any, inputs: tuple[str, ...], out: Any) -> None:
         warnings.simplefilter("ignore")  # the exporter's deprecation and tracer notes: the probes check the result
         torch.onnx.export(Encoder().eval(), sample, out, input_names=names, output_names=["last_hidden_state"],
                           dynamic_axes=axes, opset_version=OPSET, dynamo=False)
-
-
-def _session(source: str | bytes) -> Any:
-    """One intra-op thread that sleeps when idle, no arena (see the module's docstring)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.enable_cpu_mem_arena = False
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    options.log_severity_level = 3
-    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])

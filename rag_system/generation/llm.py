@@ -56,7 +56,6 @@ class Completion:
     text: str
     prompt_tokens: int
     completion_tokens: int
-    finish_reason: str = "stop"  # "stop" | "length" | "cancelled"
     model: str = ""
 
 

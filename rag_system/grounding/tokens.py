@@ -18,8 +18,6 @@ from rag_system.grounding.words import FRAMING, MODALS, PARTIAL, UNIVERSAL
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "expl"})
 OBJECT_DEPS = frozenset({"dobj", "attr", "oprd", "pobj", "dative", "acomp"})
-#: Dependencies by which a word qualifies a noun ("the latest archive", "a FIFO queue", "the Seller's counsel").
-MODIFIER_DEPS = frozenset({"amod", "compound", "poss", "nmod", "nummod"})
 #: Light verbs that carry no fact of their own ("is", "has", "makes" in "makes a request").
 LIGHT = frozenset({"be", "have", "do", "get", "make", "take", "go", "become", "exist", "apply", "happen"})
 AUXILIARIES = frozenset("be have do will would shall should can could may might must ought".split())

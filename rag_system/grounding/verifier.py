@@ -24,7 +24,7 @@ import docent_native
 
 from common.lexicon import WORD
 from rag_system.generation.language import question_language
-from rag_system.grounding.terms import initialisms
+from rag_system.grounding.terms import MARKER, initialisms
 from rag_system.grounding.compare import Alignment, align
 from rag_system.grounding.findings import (
     SUPPORTED, UNSUPPORTED, Evidence, Finding, SentenceCheck, Verification, worst)
@@ -35,9 +35,6 @@ from rag_system.grounding.replies import reply_check, source_answer, split_reply
 from rag_system.grounding.roots import root
 from rag_system.grounding.units import Unit, read_units
 from rag_system.grounding.wording import lexical_findings
-
-#: A citation marker, "[1]", "[2, 3]", "[1-4]".
-MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 
 
 @dataclass(frozen=True)

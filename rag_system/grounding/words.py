@@ -74,8 +74,6 @@ CAUSAL = frozenset("because since so therefore thus hence why".split())
 PRIVATIVE = frozenset(["lack", "omit", "exclude", "miss", "leave out", "skip", "drop", "forgo", "forego",
                        "lose", "ignore"])
 
-#: Negating words (besides the parser's `neg` dependency).
-NEGATORS = frozenset("not n't no never none nothing neither nor nobody without cannot".split())
 #: Verbs and adjectives that negate the verb after their "to" ("fails to start", "unable to connect").
 NEGATING_HEADS = frozenset("fail unable refuse cease decline neglect".split())
 

@@ -10,12 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-EVENT_TYPES = (
-    "build_preparing", "build_started", "file_started", "file_converted", "file_chunked", "file_embedding", "file_embedded",
-    "file_written", "file_unchanged", "file_failed", "file_removed", "file_duplicate", "file_held",
-    "fts_refreshed", "build_done",
-)
-
 
 @dataclass(frozen=True)
 class BuildEvent:

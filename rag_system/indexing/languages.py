@@ -26,8 +26,6 @@ ANALYZER_LANGUAGES: dict[str, str | None] = {
     "id": None, "ja": None, "zh": None, "ko": None,
 }
 CJK = frozenset({"ja", "zh", "ko"})
-#: Settings values of FTS_LANGUAGE besides the codes above.
-FTS_LANGUAGE_CHOICES = ("auto", *ANALYZER_LANGUAGES)
 
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "en": frozenset("the of and to in is that for it with as was on are be this by or from at which an not "

@@ -21,7 +21,6 @@ compiled prefilter means the same here as on the chunk and window tables.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -32,7 +31,6 @@ import pyarrow.compute as pc
 from rag_system.chunking.chunk import Chunk
 from rag_system.indexing.windows import LOCATION_FIELDS, replace_rows
 
-log = logging.getLogger(__name__)
 
 VECTORS_SUFFIX = "__vectors"
 #: The chunk table's multivector column (one vector per window), the source of a backfill.

@@ -26,11 +26,6 @@ PACKAGE = "antiword"  # the Debian package that ships it
 TIMEOUT_S = 120
 
 
-def converter_available() -> bool:
-    """Whether this machine can read .doc files."""
-    return shutil.which(PROGRAM) is not None
-
-
 def convert_doc(path: Path, settings: Settings) -> ConvertedDocument:
     """Paragraphs in order, pages at hard page breaks, antiword's table lines as tables."""
     return line_document(_run(path), path, settings, "doc", _cells)

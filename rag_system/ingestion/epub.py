@@ -20,7 +20,7 @@ from urllib.parse import unquote
 from rag_system.config import Settings
 from rag_system.ingestion.office import html_blocks
 from rag_system.ingestion.structure import placed
-from rag_system.ingestion.types import Block, ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import Block, ConversionError, ConvertedDocument, check_page_limit, display_name
 from rag_system.ingestion.zipxml import local_name, open_zip, parse_xml, read_part
 
 logger = logging.getLogger(__name__)
@@ -41,9 +41,7 @@ def convert_epub(path: Path, settings: Settings) -> ConvertedDocument:
                     if media in _CHAPTER_TYPES and "nav" not in props]
         if not chapters:
             raise ConversionError(path, "damaged EPUB (its spine lists no chapters)")
-        if len(chapters) > settings.max_pages:
-            raise ConversionError(path, f"too many chapters ({len(chapters)}; the limit is {settings.max_pages}, "
-                                        "set by DOCENT_MAX_PAGES)")
+        check_page_limit(path, len(chapters), "chapters", settings.max_pages)
         titles = _toc_titles(archive, path, opf, manifest)
         blocks: list[Block] = []
         warnings: list[str] = []

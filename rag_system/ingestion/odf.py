@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder, render_table
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
 from rag_system.ingestion.zipxml import open_zip, parse_xml, read_part
 
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
@@ -158,15 +158,15 @@ def convert_odt(path: Path, settings: Settings) -> ConvertedDocument:
     walker = _Walker(builder, count_pages=True)
     walker.walk(body)
     pages = max([walker.page, *(b.page for b in builder.blocks)])
-    _check_pages(path, pages, "pages", settings)
-    return _document(path, "odt", pages, builder)
+    check_page_limit(path, pages, "pages", settings.max_pages)
+    return builder.document(path, "odt", pages)
 
 
 def convert_odp(path: Path, settings: Settings) -> ConvertedDocument:
     """An OpenDocument presentation: each slide a page, its title a heading, speaker notes kept."""
     body = body_of(content_root(path, "ODP"), "presentation", path, "ODP")
     slides = body.findall(f"{{{DRAW}}}page")
-    _check_pages(path, len(slides), "slides", settings)
+    check_page_limit(path, len(slides), "slides", settings.max_pages)
     builder = BlockBuilder()
     for number, slide in enumerate(slides, start=1):
         builder.headings.reset()
@@ -180,16 +180,4 @@ def convert_odp(path: Path, settings: Settings) -> ConvertedDocument:
                 walker.walk(child)
             elif all(child is not title for title in titles):
                 walker.visit(child)
-    return _document(path, "odp", max(len(slides), 1), builder)
-
-
-def _check_pages(path: Path, count: int, unit: str, settings: Settings) -> None:
-    if count > settings.max_pages:
-        raise ConversionError(path, f"too many {unit} ({count}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
-
-
-def _document(path: Path, file_type: str, pages: int, builder: BlockBuilder) -> ConvertedDocument:
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(pages, 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return builder.document(path, "odp", len(slides))

@@ -18,10 +18,9 @@ from typing import Any
 
 from rag_system.config import Settings
 from rag_system.ingestion.odf import OFFICE, TABLE, body_of, cell_paragraphs, content_root
-from rag_system.ingestion.spreadsheet import check_sheets, sheet_document
 from rag_system.ingestion.structure import BlockBuilder
 from rag_system.ingestion.tables import Grid, add_grid, cell_text, fill_merged
-from rag_system.ingestion.types import ConversionError, ConvertedDocument
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
 
 #: A filled row or cell repeated more often than this is cut here (a sheet of copies says nothing more).
 MAX_REPEAT = 1000
@@ -38,14 +37,14 @@ def convert_ods(path: Path, settings: Settings) -> ConvertedDocument:
     """Every sheet as a page of row tables, merged ranges filled."""
     body = body_of(content_root(path, "ODS"), "spreadsheet", path, "ODS")
     sheets = body.findall(f"{{{TABLE}}}table")
-    check_sheets(path, len(sheets), settings)
+    check_page_limit(path, len(sheets), "sheets", settings.max_pages)
     builder = BlockBuilder()
     for number, sheet in enumerate(sheets, start=1):
         builder.headings.reset()
         title = sheet.get(f"{{{TABLE}}}name") or f"Sheet {number}"
         builder.heading(title, number, 1)
         add_grid(builder, _grid(sheet, path), number, title)
-    return sheet_document(path, "ods", len(sheets), builder, [])
+    return builder.document(path, "ods", len(sheets))
 
 
 def _grid(sheet: Any, path: Path) -> Grid:

@@ -20,7 +20,7 @@ from typing import Any
 from rag_system.config import Settings
 from rag_system.ingestion.source_text import SourceText, keep_typography
 from rag_system.ingestion.structure import BlockBuilder, join_inline, render_table
-from rag_system.ingestion.types import Block, ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import Block, ConversionError, ConvertedDocument, check_page_limit, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +58,7 @@ def convert_office(path: Path, settings: Settings, file_type: str) -> ConvertedD
     source = SourceText.of_html(path) if file_type == "html" else \
         SourceText.of_markdown(path) if file_type == "md" else None
     blocks, page_count, warnings = _docling_blocks(path, path, file_type, source)
-    if page_count > settings.max_pages:
-        unit = {"pptx": "slides"}.get(file_type, "pages")
-        raise ConversionError(path, f"too many {unit} ({page_count}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
+    check_page_limit(path, page_count, {"pptx": "slides"}.get(file_type, "pages"), settings.max_pages)
     if not blocks:
         warnings.append("no text found")
     return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=page_count,

@@ -19,7 +19,7 @@ from rag_system.config import Settings
 from rag_system.ingestion.ocr import get_ocr_engine, page_is_blank, render_for_ocr
 from rag_system.ingestion.pdf_layout import Line, build_page_blocks, extract_lines, font_profile
 from rag_system.ingestion.structure import BlockBuilder, boilerplate_key, render_table, repeated_edge_lines
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -98,9 +98,7 @@ def _open(path: Path, settings: Settings) -> Any:
             # that silently would lose text, so an incomplete file is an error.
             raise ConversionError(path, "truncated PDF (the file ends before its end-of-file marker; "
                                         "it may be an incomplete download or copy)")
-        if doc.page_count > settings.max_pages:
-            raise ConversionError(path, f"too many pages ({doc.page_count}; the limit is {settings.max_pages}, "
-                                        "set by DOCENT_MAX_PAGES)")
+        check_page_limit(path, doc.page_count, "pages", settings.max_pages)
     except BaseException:
         doc.close()
         raise

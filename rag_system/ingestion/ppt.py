@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
 
 _DOCUMENT = 0x03E8
 _SLIDE = 0x03EE
@@ -47,9 +47,7 @@ def convert_ppt(path: Path, settings: Settings) -> ConvertedDocument:
     stream = _stream(path)
     listed, drawn = _Reader(stream, path).slides()
     count = max(len(listed), len(drawn))
-    if count > settings.max_pages:
-        raise ConversionError(path, f"too many slides ({count}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
+    check_page_limit(path, count, "slides", settings.max_pages)
     builder = BlockBuilder()
     for index in range(count):
         runs = (listed[index] if index < len(listed) else []) + (drawn[index] if index < len(drawn) else [])
@@ -66,9 +64,7 @@ def convert_ppt(path: Path, settings: Settings) -> ConvertedDocument:
                 builder.heading(text, index + 1, 1)
             else:
                 builder.add(text, index + 1)
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type="ppt", page_count=max(count, 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return builder.document(path, "ppt", count)
 
 
 def _title_like(text: str) -> bool:

@@ -20,27 +20,13 @@ from rag_system.config import Settings
 from rag_system.ingestion.structure import BlockBuilder
 from rag_system.ingestion.tables import Grid, add_grid, cell_text, fill_merged
 from rag_system.ingestion.text import decode_text
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit
 
 logger = logging.getLogger(__name__)
 
 #: Delimiters a CSV file may use (the sniffer picks among these).
 CSV_DELIMITERS = ",;\t|"
 _SNIFF_CHARS = 64 * 1024
-
-
-def sheet_document(path: Path, file_type: str, pages: int, builder: BlockBuilder,
-              warnings: list[str]) -> ConvertedDocument:
-    if not builder.blocks:
-        warnings.append("no text found")
-    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(pages, 1),
-                             blocks=tuple(builder.blocks), warnings=tuple(warnings))
-
-
-def check_sheets(path: Path, count: int, settings: Settings) -> None:
-    if count > settings.max_pages:
-        raise ConversionError(path, f"too many sheets ({count}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
 
 
 def convert_xlsx(path: Path, settings: Settings) -> ConvertedDocument:
@@ -55,14 +41,14 @@ def convert_xlsx(path: Path, settings: Settings) -> ConvertedDocument:
         raise ConversionError(path, f"damaged or unreadable XLSX ({type(exc).__name__}: {exc})") from exc
     try:
         sheets = [ws for ws in book.worksheets if hasattr(ws, "iter_rows")]
-        check_sheets(path, len(sheets), settings)
+        check_page_limit(path, len(sheets), "sheets", settings.max_pages)
         builder = BlockBuilder()
         for number, sheet in enumerate(sheets, start=1):
             builder.headings.reset()
             title = sheet.title or f"Sheet {number}"
             builder.heading(title, number, 1)
             add_grid(builder, _xlsx_grid(sheet), number, title)
-        return sheet_document(path, "xlsx", len(sheets), builder, [])
+        return builder.document(path, "xlsx", len(sheets))
     finally:
         book.close()
 
@@ -96,7 +82,7 @@ def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
     except (XLRDError, CompDocError, OSError, ValueError, AssertionError, IndexError) as exc:
         raise ConversionError(path, f"damaged or unreadable XLS ({exc}); open it and save it as .xlsx") from exc
     try:
-        check_sheets(path, book.nsheets, settings)
+        check_page_limit(path, book.nsheets, "sheets", settings.max_pages)
         builder = BlockBuilder()
         for index in range(book.nsheets):
             sheet = book.sheet_by_index(index)
@@ -109,7 +95,7 @@ def convert_xls(path: Path, settings: Settings) -> ConvertedDocument:
             # written by other tools often break; merged cells then show their top-left value only.
             add_grid(builder, [(r + 1, row) for r, row in enumerate(cells)], index + 1, title)
             book.unload_sheet(index)
-        return sheet_document(path, "xls", book.nsheets, builder, [])
+        return builder.document(path, "xls", book.nsheets)
     finally:
         book.release_resources()
         if notes.getvalue().strip():
@@ -143,7 +129,7 @@ def convert_delimited(path: Path, settings: Settings, file_type: str) -> Convert
         raise ConversionError(path, f"malformed {file_type.upper()} (line {reader.line_num}: {exc})") from exc
     builder = BlockBuilder()
     add_grid(builder, grid, 1)
-    return sheet_document(path, file_type, 1, builder, [warning] if warning else [])
+    return builder.document(path, file_type, 1, [warning] if warning else [])
 
 
 def _sniff_delimiter(sample: str) -> str:

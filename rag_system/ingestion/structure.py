@@ -13,8 +13,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from rag_system.ingestion.types import Block
+from rag_system.ingestion.types import Block, ConvertedDocument, display_name
 
 # C0/C1 controls except tab/newline, DEL, the soft hyphen (an invisible line-break
 # hint) and stray byte-order marks: none of them is text a reader can see or quote.
@@ -133,6 +134,12 @@ class BlockBuilder:
         if text.strip():
             self.blocks.append(Block(text=text, page=page, block_type=block_type,
                                      heading_path=self.headings.path, line=line))
+
+    def document(self, path: Path, file_type: str, pages: int, warnings: Sequence[str] = ()) -> ConvertedDocument:
+        """The converted file: at least one page, and a warning when no text was found."""
+        notes = (*warnings, *(() if self.blocks else ("no text found",)))
+        return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(pages, 1),
+                                 blocks=tuple(self.blocks), warnings=notes)
 
 
 _DIGITS_RE = re.compile(r"\d+")

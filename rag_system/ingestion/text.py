@@ -18,7 +18,7 @@ from pathlib import Path
 from rag_system.config import Settings
 from rag_system.ingestion.sniff import binary_reason
 from rag_system.ingestion.structure import BlockBuilder, boilerplate_key, render_table, repeated_edge_lines
-from rag_system.ingestion.types import ConversionError, ConvertedDocument, display_name
+from rag_system.ingestion.types import ConversionError, ConvertedDocument, check_page_limit, display_name
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +76,7 @@ def form_feed_pages(text: str, path: Path, settings: Settings) -> list[str]:
     pages = text.split("\f")
     while len(pages) > 1 and not pages[-1].strip():
         pages.pop()
-    if len(pages) > settings.max_pages:
-        raise ConversionError(path, f"too many pages ({len(pages)}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
+    check_page_limit(path, len(pages), "pages", settings.max_pages)
     return pages
 
 
@@ -113,9 +111,7 @@ def line_document(text: str, path: Path, settings: Settings, file_type: str,
     builder = BlockBuilder()
     for number, page in enumerate(pages, start=1):
         add_lines(builder, number, page.split("\n"), cells_of)
-    warnings = () if builder.blocks else ("no text found",)
-    return ConvertedDocument(path=path, name=display_name(path), file_type=file_type, page_count=max(len(pages), 1),
-                             blocks=tuple(builder.blocks), warnings=warnings)
+    return builder.document(path, file_type, len(pages))
 
 
 def split_paragraphs(page_text: str) -> list[str]:
@@ -154,9 +150,7 @@ def convert_text(path: Path, settings: Settings) -> ConvertedDocument:
     # A trailing form feed is a printer habit, not an extra page.
     while len(pages) > 1 and not pages[-1]:
         pages.pop()
-    if len(pages) > settings.max_pages:
-        raise ConversionError(path, f"too many pages ({len(pages)}; the limit is {settings.max_pages}, "
-                                    "set by DOCENT_MAX_PAGES)")
+    check_page_limit(path, len(pages), "pages", settings.max_pages)
     drop = _running_headers(pages)
     builder = BlockBuilder()
     for number, paragraphs in enumerate(located[:len(pages)], start=1):

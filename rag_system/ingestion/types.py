@@ -69,6 +69,12 @@ class ConversionError(Exception):
         self.reason = reason
 
 
+def check_page_limit(path: Path, count: int, unit: str, limit: int) -> None:
+    """Refuse a file with more pages (slides, sheets, chapters) than `DOCENT_MAX_PAGES` allows."""
+    if count > limit:
+        raise ConversionError(path, f"too many {unit} ({count}; the limit is {limit}, set by DOCENT_MAX_PAGES)")
+
+
 _UPLOAD_PREFIX = re.compile(r"^[0-9a-f]{64}_(?=.)")
 
 

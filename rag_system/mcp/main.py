@@ -12,14 +12,12 @@ until the command runs.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Any
 
 from rag_system.config import Settings
 
-log = logging.getLogger("rag_system.mcp")
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 DEFAULT_PORT = 8002

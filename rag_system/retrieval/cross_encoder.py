@@ -26,7 +26,6 @@ What the file needs and what it costs:
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 from collections.abc import Sequence
@@ -40,7 +39,6 @@ from rag_system.retrieval.context_line import candidate_body
 from rag_system.retrieval.reranker_types import KIND_CROSS_ENCODER, RerankerLoadError
 from rag_system.retrieval.types import Candidate
 
-log = logging.getLogger(__name__)
 
 PACKAGED_NAME = "ms-marco-minilm"
 MODEL_ID = "cross-encoder/ms-marco-MiniLM-L-12-v2 (onnx int8)"

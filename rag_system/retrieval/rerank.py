@@ -119,12 +119,6 @@ def select_reranked(candidates: list[Candidate], scores: list[float], min_score:
     return out
 
 
-def select(candidates: list[Candidate], scores: list[float], min_score: float,
-           min_keep: int, top_k: int) -> list[Candidate]:
-    """The kept candidates of `select_reranked`, best first."""
-    return [r.candidate for r in select_reranked(candidates, scores, min_score, min_keep, top_k) if r.kept]
-
-
 # --------------------------------------------------------------------------- cross-encoder
 
 

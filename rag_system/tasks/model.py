@@ -12,7 +12,6 @@ path by the caller.
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from dataclasses import dataclass, field
@@ -29,7 +28,6 @@ from rag_system.generation.synthesis import Cancelled
 from rag_system.retrieval.evidence import EvidenceBlock
 from rag_system.tasks.parts import checked
 
-log = logging.getLogger(__name__)
 
 PROMPT_OVERHEAD_TOKENS = 500
 MAX_SENTENCES = 4

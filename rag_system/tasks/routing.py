@@ -12,9 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from common.errors import DomainError
-from common.options import TASKS
-
 
 _SUMMARY = re.compile(
     r"^\s*(?:please\s+|can you\s+|could you\s+)?"
@@ -43,22 +40,10 @@ _SCOPE = re.compile(r"^\s*(?:in|according to|from|per|within)\s+(?P<name>[^,;:?]
                     re.IGNORECASE | re.DOTALL)
 
 
-class TaskChoiceError(DomainError, ValueError):
-    """An unknown task name."""
-
-    status, code = 400, "invalid_task"
-
-
 @dataclass(frozen=True)
 class Intent:
     task: str  # summary | compare
     names: tuple[str, ...]
-
-
-def check_task(task: str) -> str:
-    if task not in TASKS:
-        raise TaskChoiceError(f"unknown task {task!r}; use one of {', '.join(TASKS)}")
-    return task
 
 
 def detect(message: str) -> Intent | None:

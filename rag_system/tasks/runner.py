@@ -9,7 +9,6 @@ candidates, never guessed.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,7 +34,6 @@ from rag_system.tasks.parts import answer_source, merged_citations, overall_vali
 from rag_system.tasks.routing import detect, nameless_summary, names_of
 from rag_system.tasks.summary import summarise
 
-log = logging.getLogger(__name__)
 
 #: A summary or a comparison needs more room than a one-paragraph answer.
 TASK_MAX_TOKENS = 700

@@ -14,7 +14,7 @@ from typing import Any
 
 import docent_native
 
-from common.errors import ApiError, bad_request
+from common.errors import bad_request
 from common.options import MAX_QUERY_CHARS, normalise_keys
 from rag_system.api.options import indexes_of
 from rag_system.grounding.verifier import Source
@@ -151,8 +151,3 @@ def cited_numbers(text: str) -> set[int]:
     for match in MARKER.finditer(text):
         found.update(int(part) for part in re.split(r"\s*[-–,]\s*", match.group(1)))
     return found
-
-
-def usage_error(exc: ApiError) -> bool:
-    """Whether an error is the caller's to fix (the CLI's exit status 2)."""
-    return 400 <= exc.status < 500 and exc.status != 409

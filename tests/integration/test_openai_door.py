@@ -96,10 +96,14 @@ def test_a_model_answer_streams_as_it_is_written(client) -> None:  # type: ignor
     arrival, not by a time limit), and the checked answer in `docent.answer` at the end."""
     import importlib.util
 
-    from rag_system.generation.models import CATALOG, installed
+    from rag_system.generation.models import CATALOG, ModelNotFoundError, part_paths
 
-    if importlib.util.find_spec("llama_cpp") is None or not installed(CATALOG[MODEL_ENV["LLM_GGUF"]]):
-        pytest.skip("the packaged model or llama-cpp-python is not installed")
+    try:
+        part_paths(CATALOG[MODEL_ENV["LLM_GGUF"]])
+    except ModelNotFoundError:
+        pytest.skip("the packaged model is not installed")
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
     arrivals: list[tuple[float, object]] = []
     for chunk in client.chat.completions.create(model="docent/Handbook", stream=True,
                                                 messages=[{"role": "user", "content": QUESTION}],

@@ -130,9 +130,9 @@ def test_the_first_admin_adopts_what_was_made_before_accounts(tmp_path: Path) ->
     admin = store.create_user("root", "admin", hash_password("root password"))
     later = store.create_user("eve", "editor", hash_password("eve password"))
     assert store.owner_of("sessions", sid) == (True, admin["id"])
-    assert store.index_access_map(admin["id"]) == {iid: "owner"} and store.index_access_map(later["id"]) == {}
+    assert store.owner_of("indexes", iid) == (True, admin["id"]) and store.share_access(iid, later["id"]) is None
     store.put_share(iid, "*", "read")
-    assert store.index_access_map(later["id"]) == {iid: "read"}
+    assert store.share_access(iid, later["id"]) == "read"
     store.close()
 
 

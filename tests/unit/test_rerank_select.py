@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_system.retrieval.rerank import SelectionError, reranker_kind, select, select_reranked
+from rag_system.retrieval.rerank import SelectionError, reranker_kind, select_reranked
 from rag_system.retrieval.reranker_types import KIND_CROSS_ENCODER, KIND_LLM, KIND_NONE
 from rag_system.retrieval.types import Candidate
 
@@ -27,6 +27,12 @@ def cands(n: int) -> list[Candidate]:
 
 def ids(items: list[Candidate]) -> list[str]:
     return [c.chunk_id for c in items]
+
+
+def select(candidates: list[Candidate], scores: list[float], min_score: float,
+           min_keep: int, top_k: int) -> list[Candidate]:
+    """The kept candidates of `select_reranked`, best first (what the engine passes on)."""
+    return [r.candidate for r in select_reranked(candidates, scores, min_score, min_keep, top_k) if r.kept]
 
 
 def test_threshold_sorts_and_explains() -> None:

@@ -80,7 +80,7 @@ class Scripted(LLMBackend):
             piece = word if i == 0 else " " + word
             result.chunks.append(piece)
             yield piece
-        result.completion = Completion(text, 100, len(text.split()), "stop", "script-1")
+        result.completion = Completion(text, 100, len(text.split()), "script-1")
 
 
 def run(backend: LLMBackend, question: str = QUESTION, blocks=BLOCKS, **options):

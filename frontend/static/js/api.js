@@ -125,25 +125,21 @@ export function uploadFile(indexId, file, onProgress) {
 export async function streamChat(body, onEvent, signal) {
   const headers = await ragAuth({ session_id: body.session_id, indexes: body.indexes || [], purpose: "chat" },
     { "Content-Type": "application/json", Accept: "text/event-stream" });
-  let resp;
-  try {
-    resp = await fetch(`${config.ragUrl}/chat/stream`, {
-      method: "POST", signal, body: JSON.stringify(body), headers,
-    });
-  } catch (err) {
-    throw unreachable("RAG API", config.ragUrl, err);
-  }
-  if (!resp.ok) throw await errorFrom(resp, "The RAG API");
-  await readEvents(resp, onEvent);
+  await ragEvents("/chat/stream", { method: "POST", signal, body: JSON.stringify(body), headers }, onEvent);
 }
 
 // GET /index/jobs/<id>/events on the RAG API: the build's events from the start, then live, until the job ends.
 // fetch rather than EventSource, because EventSource cannot send the bearer token.
 export async function streamJobEvents(jobId, onEvent, signal, indexId) {
   const headers = await ragAuth({ indexes: indexId ? [indexId] : [], purpose: "progress" }, { Accept: "text/event-stream" });
+  await ragEvents(`/index/jobs/${encodeURIComponent(jobId)}/events`, { signal, headers }, onEvent);
+}
+
+// Opens an event stream on the RAG API and hands each frame to onEvent until the stream ends.
+async function ragEvents(path, init, onEvent) {
   let resp;
   try {
-    resp = await fetch(`${config.ragUrl}/index/jobs/${encodeURIComponent(jobId)}/events`, { signal, headers });
+    resp = await fetch(`${config.ragUrl}${path}`, init);
   } catch (err) {
     throw unreachable("RAG API", config.ragUrl, err);
   }

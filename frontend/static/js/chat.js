@@ -339,5 +339,4 @@ function refreshTitle(sid, tries) {
 }
 
 export function currentSession() { return sessionId; }
-export function isStreaming() { return !!controller; }
 export { toast };

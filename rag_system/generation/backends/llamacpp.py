@@ -128,13 +128,10 @@ class LlamaCppBackend(LLMBackend):
                     messages=[m.to_json() for m in messages], temperature=params.temperature,
                     max_tokens=params.max_tokens, stop=list(params.stop) or None, stream=True,
                     seed=0)
-                finish = "stop"
                 try:
                     for piece in pieces:
                         choice = piece["choices"][0]
                         text = choice.get("delta", {}).get("content") or ""
-                        if choice.get("finish_reason"):
-                            finish = choice["finish_reason"]
                         if text:
                             result.chunks.append(text)
                             yield text
@@ -145,8 +142,7 @@ class LlamaCppBackend(LLMBackend):
             except (RuntimeError, ValueError) as exc:
                 raise GenerationFailedError(f"llamacpp failed: {exc}") from exc
         answer = "".join(result.chunks)
-        result.completion = Completion(answer, prompt, self.count_tokens(answer), finish,
-                                       self.model_path().stem)
+        result.completion = Completion(answer, prompt, self.count_tokens(answer), self.model_path().stem)
 
     def prompt_tokens(self, messages: list[Message], model: str | None = None) -> int:
         # Qwen/ChatML template: "<|im_start|>role\n" ... "<|im_end|>\n" = ~5 tokens a message.

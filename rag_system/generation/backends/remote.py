@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import logging
 import urllib.error
 import urllib.request
 from collections.abc import Generator, Iterable
@@ -27,8 +26,6 @@ from rag_system.generation.llm import (
     StreamResult,
     estimate_tokens,
 )
-
-log = logging.getLogger(__name__)
 
 
 def _request(url: str, body: dict[str, Any] | None, timeout: float,
@@ -118,8 +115,7 @@ class OllamaBackend(_HttpBackend):
         answer = "".join(result.chunks)
         result.completion = Completion(
             answer, int(final.get("prompt_eval_count") or prompt),
-            int(final.get("eval_count") or estimate_tokens(answer)),
-            "length" if final.get("done_reason") == "length" else "stop", model)
+            int(final.get("eval_count") or estimate_tokens(answer)), model)
 
 
 class OpenAIBackend(_HttpBackend):
@@ -166,7 +162,6 @@ class OpenAIBackend(_HttpBackend):
         except OSError as exc:
             raise BackendUnavailableError(f"openai endpoint {self.base_url} unreachable: {exc}") from exc
         usage: dict[str, Any] = {}
-        finish = "stop"
         ended = False  # [DONE] or a finish_reason arrived: the answer is whole
         with resp:
             try:
@@ -182,7 +177,6 @@ class OpenAIBackend(_HttpBackend):
                     usage = event.get("usage") or usage
                     for choice in event.get("choices", []):
                         text = (choice.get("delta") or {}).get("content") or ""
-                        finish = choice.get("finish_reason") or finish
                         ended = ended or choice.get("finish_reason") is not None
                         if text:
                             result.chunks.append(text)
@@ -193,5 +187,4 @@ class OpenAIBackend(_HttpBackend):
             raise GenerationFailedError("openai stream ended before [DONE] or a finish_reason")
         answer = "".join(result.chunks)
         result.completion = Completion(answer, int(usage.get("prompt_tokens") or prompt),
-                                       int(usage.get("completion_tokens") or estimate_tokens(answer)),
-                                       finish, model)
+                                       int(usage.get("completion_tokens") or estimate_tokens(answer)), model)
