@@ -16,19 +16,9 @@ from pathlib import Path
 import pytest
 
 from testkit import REPO_ROOT
+from tests.unit.test_deploy_files import dockerfile
 
 FIRST_PARTY = ("backend", "common", "frontend", "launcher", "rag_system")
-
-
-def _steps(name: str) -> list[tuple[str, str]]:
-    text = re.sub(r"\\\n", " ", (REPO_ROOT / name).read_text())
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            word, _, rest = line.partition(" ")
-            out.append((word.upper(), rest.strip()))
-    return out
 
 
 def _module_file(module: str) -> Path | None:
@@ -78,7 +68,7 @@ def _python_steps(name: str) -> list[tuple[str, set[str]]]:
     """(RUN command, the repository files COPY had brought into its stage by then), for Python steps."""
     out: list[tuple[str, set[str]]] = []
     copied: set[str] = set()
-    for word, args in _steps(name):
+    for word, args in dockerfile(name):
         if word == "FROM":
             copied = set()
         elif word == "COPY" and "--from" not in args:
