@@ -87,15 +87,15 @@ class _Checker:
         self.engine = engine
 
     def run(self) -> list[SentenceCheck]:
-        bodies = [split_reply(strip(self.text[s.start:s.end]))[1] for s in self.sentences]
-        wanted = set().union(*(_keys(b) for b in bodies)) if bodies else set()
-        if self.question and any(split_reply(strip(self.text[s.start:s.end]))[0] for s in self.sentences):
+        parts = [split_reply(strip(self.text[s.start:s.end])) for s in self.sentences]
+        wanted = set().union(*(_keys(body) for _, body in parts)) if parts else set()
+        if self.question and any(reply for reply, _ in parts):
             wanted |= _keys(self.question)  # a reply ("No [1].") is checked as the question, answered
         units, quotes = self._source_units(wanted)
         asked_doc = self.engine.parse([plain(self.question)])[0] if self.question else None
         asked = frozenset(_keys(self.question)) if self.question else frozenset()
         out = []
-        for sentence, body in zip(self.sentences, bodies):
+        for sentence, (_, body) in zip(self.sentences, parts):
             # Cut and read as the sources are, so a sentence quoted from a form reads as its source does.
             claim: list[Unit] = []
             for doc in self.engine.parse(fields(plain(body), claim=True)):
