@@ -48,7 +48,8 @@ from rag_system.generation.prompts import (
 )
 from rag_system.grounding.quantities import asks_quantity, other_quantity, states_quantity
 from rag_system.generation.release import Release
-from rag_system.grounding.yes_no import sources_answer, with_reply
+from rag_system.generation.replying import model_reply
+from rag_system.grounding.yes_no import REPLY, sources_answer, sources_reading, with_reply
 from rag_system.grounding.terms import coverage
 from rag_system.retrieval.evidence import EvidenceBlock
 
@@ -106,10 +107,19 @@ class Synthesizer:
             # A yes/no question gets its "Yes" or "No" from what the cited passages say, when the
             # answer does not open with one (a quote, or a model that restated the passage).
             cited = [b for b in blocks if b.number in cited_numbers(answer.answer)]
-            said = with_reply(answer.answer, sources_answer(question, cited, answer.answer))
+            reply, open_ = sources_reading(question, cited, answer.answer)
+            usage = answer.usage
+            judge = next((b for b in chain if b.generative and b.name == answer.backend), None)
+            if open_ and judge is not None and not (cancel is not None and cancel.is_set()) \
+                    and not REPLY.match(answer.answer):
+                # The rules read words; the model, shown one answer sentence at a time, reads meaning.
+                judged = model_reply(question, answer.answer, judge, options.params.model)
+                reply, usage = judged.reply, {**usage, "reply": judged.usage}
+            said = with_reply(answer.answer, reply)
             if said != answer.answer:
                 emit("answer_repaired", {"answer": said, "method": "reply"})
-                return replace(answer, answer=said)
+                return replace(answer, answer=said, usage=usage)
+            return replace(answer, usage=usage)
         return answer
 
     def _answer(self, question: str, blocks: list[EvidenceBlock], chain: list[LLMBackend],

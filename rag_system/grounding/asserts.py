@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from common.lexicon import STOP_WORDS
 from rag_system.grounding.findings import CONTRADICTED, Finding, short
 from rag_system.grounding.roots import opposites, same_meaning, synonyms
 from rag_system.grounding.units import LIGHT_KEYS, Unit, holds
@@ -81,11 +82,29 @@ def _opposites(claim: Unit, unit: Unit) -> list[Finding]:
     said = {w.key for w in claim.words if not w.inherited} | {k for k in claim.all_keys if opposites(k)}
     theirs = unit.keys(own_only=True)
     for key in said - unit.all_keys:
-        against = (opposites(key) & unit.all_keys) | _prefixed(key, theirs)
+        against = {o for o in (opposites(key) & unit.all_keys) | _prefixed(key, theirs) if _said_of_alike(claim, key, unit, o)}
         if against and not (synonyms(key) & unit.all_keys):
             return [Finding("opposite", CONTRADICTED,
                             f"the passage says \"{sorted(against)[0]}\", not \"{key}\": \"{short(unit.text)}\"")]
     return []
+
+
+def _said_of_alike(claim: Unit, key: str, unit: Unit, other: str) -> bool:
+    """Opposite modifiers contradict only when said of the same thing: "another day off" is not denied
+    by "a substitute day off within the same quarter". Only for modifiers the parse keeps out of the
+    content words ("same", "another"), each said of the word after it; a content word's attachment
+    varies with the parse ("the maximum of the values" against "the minimum of the values" did), so
+    content words, and unknown followers, count as said of the same thing."""
+    if any(w.key == key for w in claim.words) or any(w.key == other for w in unit.words):
+        return True
+    mine, theirs = _said_before(claim, key), _said_before(unit, other)
+    return not mine or not theirs or bool(mine & theirs) or any(synonyms(a) & theirs for a in mine)
+
+
+def _said_before(unit: Unit, key: str) -> set[str]:
+    """The content words that follow `key` in the unit ("day" for "another" in "another day off")."""
+    after = {k.split("-", 1)[1] for k in unit.all_keys if k.startswith(key + "-") and k.count("-") == 1}
+    return {k for k in after if len(k) >= 3 and k.isalpha() and k not in STOP_WORDS}
 
 
 def _prefixed(key: str, keys: set[str] | frozenset[str]) -> set[str]:

@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import re
 
+from rag_system.generation.language import question_language
 from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to, strip
 from rag_system.retrieval.evidence import EvidenceBlock
 
+#: An answer that already opens with its reply.
+REPLY = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
+
 
 def sources_answer(question: str, blocks: list[EvidenceBlock], answer: str = "") -> str | None:
-    """"yes" | "no" for a yes/no question the blocks answer; None otherwise.
+    """"yes" | "no" for a yes/no question the blocks answer; None otherwise (`sources_reading`)."""
+    return sources_reading(question, blocks, answer)[0]
+
+
+def sources_reading(question: str, blocks: list[EvidenceBlock], answer: str = "") -> tuple[str | None, bool]:
+    """("yes" | "no" | None, open): the reply the blocks give a yes/no question, and whether the
+    question is left open for another reader (`generation.replying`): an English yes/no question
+    that neither the blocks nor the answer settle, and on which they do not disagree.
 
     `answer`: the checked answer the blocks back (its quotes, or model sentences the verifier passed
     against them). When the blocks do not settle the question in the question's own words, the
@@ -26,24 +37,25 @@ def sources_answer(question: str, blocks: list[EvidenceBlock], answer: str = "")
     sorted list?"). The same rules hold: a "no" where one sentence denies what was asked, a "yes"
     only where one sentence says all of it. When the two disagree (the passage's "may carry over up to
     five days" reads as a yes to "Can staff carry over leave?", an answer's "cannot be carried over"
-    as a no), there is no reply."""
-    if not blocks or not is_yes_no(question):
-        return None
+    as a no), there is no reply, and the question is not open."""
+    if not blocks or not is_yes_no(question) or question_language(question) != "en":
+        return None, False
     said = answer_to(question, [Source(b.number, b.source_text, b.candidate.document_name,
                                        b.candidate.heading_path) for b in blocks])
     if not answer.strip():
-        return said
+        return said, said is None
     quoted = answer_to(question, [Source(1, strip(answer))])
     if said is not None and quoted is not None and quoted != said:
-        return None  # the blocks and the sentences picked from them disagree: no reply is safer
-    return said or quoted
+        return None, False  # the blocks and the sentences picked from them disagree: no reply is safer
+    reply = said or quoted
+    return reply, reply is None
 
 
 def with_reply(text: str, reply: str | None) -> str:
     """`text` opening with the reply ("No. ..."; on a line of its own before a list), unless it has
     one or there is none to give."""
     body = text.lstrip()
-    if not reply or re.match(r"(?:yes|no)\b", body, re.IGNORECASE):
+    if not reply or REPLY.match(body):
         return text
     if body.startswith(("- ", "* ", "1.")):
         return f"{reply.capitalize()}.\n{body}"

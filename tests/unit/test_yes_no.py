@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to, verify
-from rag_system.grounding.yes_no import sources_answer
+from rag_system.grounding.yes_no import sources_answer, sources_reading
 from tests.unit.test_synthesis import block
 
 
@@ -48,6 +48,19 @@ def test_no_reply_when_the_passage_and_the_answer_sentence_disagree():
     question = "Can staff carry over annual leave?"
     assert sources_answer(question, blocks) == "yes"
     assert sources_answer(question, blocks, "Annual leave cannot be carried over [1].") is None
+    # and the question is not left to the model's judge: the passage and the answer settled it, apart
+    assert sources_reading(question, blocks, "Annual leave cannot be carried over [1].") == (None, False)
+
+
+def test_only_an_english_yes_no_question_the_rules_leave_unsettled_is_open_for_the_judge():
+    blocks = [block(1, "Once a final size for a stream is known, it cannot change.", name="rfc.txt")]
+    answer = "Once a final size for a stream is known, it cannot change [1]."
+    assert sources_reading("Once a stream's final size is known, can the sender still change it?", blocks,
+                           answer) == (None, True)
+    assert sources_reading("What is a final size?", blocks, answer) == (None, False)  # not yes/no
+    dutch = "Is de eindgrootte van een stroom daarna nog te wijzigen?"  # opens like English, is not
+    assert is_yes_no(dutch) and sources_reading(dutch, blocks, answer) == (None, False)
+    assert sources_reading("Can the final size change?", [], answer) == (None, False)  # nothing cited
 
 
 def test_the_passage_and_the_answer_sentence_agreeing_on_no():
@@ -85,3 +98,10 @@ def test_another_is_not_the_same():
     passage = "The scheduler restarts a failed job on the same node."
     assert sources_answer("Can the scheduler restart a failed job on another node?", [block(1, passage)]) == "no"
     assert sources_answer("Can the scheduler restart a failed job on the same node?", [block(1, passage)]) == "yes"
+
+
+def test_an_opposite_modifier_denies_only_what_it_is_said_of():
+    # "same" is said of the month, "another" of the day off: nothing denied
+    passage = "Staff who work on a bank holiday receive a replacement day off within the same month."
+    assert answer_to("If I work on a bank holiday, do I get another day off?", [Source(1, passage)]) != "no"
+    assert answer_to("Is the refund paid into another account?", [Source(1, "The refund is paid into the same account.")]) == "no"
