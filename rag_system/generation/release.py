@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import docent_native
 
 from rag_system.generation.events import Emit
+from rag_system.grounding.yes_no import REPLY
 
 #: A sentence's check: the sentence as it may be shown (markers repaired), or None when it may not.
 SentenceCheck = Callable[[str], "str | None"]
@@ -27,8 +28,6 @@ SentenceCheck = Callable[[str], "str | None"]
 #: it belongs to the sentence before it.
 _LEADING_MARKER = re.compile(r"\s*\[\d+(?:\s*[-–,]\s*\d+)*\]")
 _WORDS = re.compile(r"[^\W_]")
-#: A sentence that already replies yes or no.
-_REPLY = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -96,7 +95,7 @@ class Release:
                 self.held.append(sentence)
                 continue
             lead = segment[:len(segment) - len(segment.lstrip())] if self.released or self.pending else ""
-            if not self.released and not self.pending and self.opening and not _REPLY.match(shown):
+            if not self.released and not self.pending and self.opening and not REPLY.match(shown):
                 shown = self.opening + shown
             self.pending.append(lead + shown if lead or not (self.released or self.pending) else " " + shown)
             if self.released or self.ready("".join(self.pending)):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from rag_system.chunking.sentences import split_sentences
 from rag_system.generation.llm import GenerationParams, LLMBackend, LLMError, Message
-from rag_system.grounding.terms import strip_markers, term_set, weighted_terms
+from rag_system.grounding.terms import coverage, strip_markers, weighted_terms
 
 log = logging.getLogger(__name__)
 
@@ -51,21 +51,15 @@ class ModelReply:
     usage: dict[str, int]
 
 
-def share(weights: dict[str, float], sentence: str) -> float:
-    """The weighted share of the question's terms (`weights`) that `sentence` holds."""
-    total = sum(weights.values())
-    present = term_set([sentence])
-    return sum(w for t, w in weights.items() if t in present) / total if total else 0.0
-
-
 def answering_sentences(question: str, answer: str) -> list[str]:
     """The answer's sentences that hold at least `MIN_SHARE` of the question's weighted terms, the
-    most first (the first of equals first), at most `MAX_JUDGED`."""
-    weights = weighted_terms(question)
+    most first (the first of equals first), at most `MAX_JUDGED`; none for a question without terms."""
+    if not weighted_terms(question):
+        return []
     scored: list[tuple[float, int, str]] = []
     for line in strip_markers(answer).splitlines():
         for sentence in split_sentences(_LIST_MARK.sub("", line)):
-            held = share(weights, sentence)
+            held = coverage(question, [sentence])[0]
             if held >= MIN_SHARE and all(sentence != s for _, _, s in scored):
                 scored.append((held, -len(scored), sentence))
     return [s[:MAX_CHARS] for _, _, s in sorted(scored, reverse=True)[:MAX_JUDGED]]
@@ -90,7 +84,6 @@ def model_reply(question: str, answer: str, backend: LLMBackend, model: str | No
     "Yes" from a sentence holding less can only stop a "No"."""
     verdicts: list[tuple[str, str]] = []
     usage = {"prompt": 0, "completion": 0}
-    weights = weighted_terms(question)
     for sentence in answering_sentences(question, answer):
         try:
             done = backend.complete(judge_prompt(question, sentence), GenerationParams(max_tokens=3, model=model))
@@ -114,5 +107,5 @@ def model_reply(question: str, answer: str, backend: LLMBackend, model: str | No
         return ModelReply(None, "", usage)
     if verdicts[0][0] == "no":
         return ModelReply("no", verdicts[0][1], usage)
-    restated = [sentence for _, sentence in verdicts if share(weights, sentence) >= YES_SHARE]
+    restated = [sentence for _, sentence in verdicts if coverage(question, [sentence])[0] >= YES_SHARE]
     return ModelReply("yes", restated[0], usage) if restated else ModelReply(None, "", usage)

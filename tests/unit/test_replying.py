@@ -6,8 +6,8 @@ decides what its "Yes"/"No" rests on, so the choice is pinned here.
 
 from __future__ import annotations
 
-from rag_system.generation.replying import MAX_JUDGED, answering_sentences, share
-from rag_system.grounding.terms import weighted_terms
+from rag_system.generation.replying import MAX_JUDGED, answering_sentences
+from rag_system.grounding.terms import coverage
 
 QUESTION = "If my carried-over leave days expire unused, do I get paid for them?"
 
@@ -38,7 +38,7 @@ def test_at_most_a_few_sentences_are_judged() -> None:
 
 
 def test_names_count_double_in_a_sentence_share() -> None:
-    weights = weighted_terms("Does QUIC use TLS for its handshake?")
-    assert share(weights, "QUIC uses TLS for its handshake.") == 1.0
-    assert share(weights, "QUIC is fast.") == 2 * share(weights, "The handshake is fast.") == 0.4
-    assert share({}, "anything") == 0.0
+    question = "Does QUIC use TLS for its handshake?"
+    assert coverage(question, ["QUIC uses TLS for its handshake."])[0] == 1.0
+    assert coverage(question, ["QUIC is fast."])[0] == 2 * coverage(question, ["The handshake is fast."])[0] == 0.4
+    assert answering_sentences("Is it so?", "It is so. [1]") == []  # a question without terms: nothing to judge
