@@ -71,7 +71,7 @@ def extract(question: str, blocks: list[EvidenceBlock], options: SynthesisOption
 def answers(question: str, text: str, blocks: list[EvidenceBlock], options: SynthesisOptions) -> bool:
     """Checked sentences that give what the question asks: a number when it asks for one, and a cited
     block holding the ask (rule 4): only then are they shown."""
-    if asks_quantity(question) and not states_quantity(text):
+    if asks_quantity(question) and not states_quantity(text, question):
         return False
     return options.min_ask <= 0 or cited_ask(question, text, blocks)[0] >= options.min_ask
 

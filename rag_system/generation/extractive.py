@@ -107,7 +107,7 @@ def quote(question: str, blocks: list[EvidenceBlock], max_sentences: int = 3, me
     for (block_index, start, span), cosine in zip(spans, close):
         present = term_set([span])
         weight = sum(w for t, w in weights.items() if t in present) / total + MEANING_WEIGHT * max(cosine, 0.0)
-        if wants_quantity and not states_quantity(span):
+        if wants_quantity and not states_quantity(span, asked or question):
             weight *= NO_QUANTITY
         if dimension and not dimension[1].search(span):
             weight *= OTHER_DIMENSION

@@ -357,7 +357,7 @@ class Synthesizer:
         based on the packet number spaces" to the PTO overview, not "PTO = smoothed_rtt + ..."), nor one that
         gives a quantity of another kind than asked (a pressure for a temperature leads to the pressure).
         """
-        if (asks_quantity(question) and not states_quantity(draft)) or other_quantity(question, draft):
+        if (asks_quantity(question) and not states_quantity(draft, question)) or other_quantity(question, draft):
             draft = ""
         text, why = extract(question, blocks, options, draft)
         if text is None:

@@ -20,6 +20,12 @@ from rag_system.grounding.terms import stem, strip_markers
 _QUANTITY_QUESTION = re.compile(
     r"\b(?:how (?:many|much|long|often|large|big|far|old)|what (?:value|percentage|number|amount|fee|price|"
     r"size|length|limit|year|date|deadline|formula|equation)|which (?:year|date|value|number|formula))\b"
+    # A number or value named by what it numbers: "What version number appears in the long header ...?",
+    # "What part number ...", "What confidence value ...", "What numeric alert description ...", "Which
+    # error code ..." (rfc_q07: the quote said "All version 2 Long Header packet types are different")
+    r"|\b(?:what|which)\s+(?!(?:is|are|was|were|does|do|did|the|a|an|can|could|should|must|will|would|has|have|"
+    r"of|in|for)\b)[\w-]+\s+(?:number|value)s?\b|\b(?:what|which)\s+numeric\b"
+    r"|\b(?:what|which)\s+(?:error|status|exit|return|response|alert)\s+codes?\b"
     # "How is that timer actually computed?" asks for the formula: "computed based on the packet number
     # spaces [3]" is valid and says nothing (rfc_q16), where the block holds "PTO = smoothed_rtt + ..."
     r"|\bhow\b[^?.]{0,80}?\b(?:computed|calculated)\b", re.IGNORECASE)
@@ -43,10 +49,22 @@ def asks_quantity(question: str) -> bool:
 _FORMULA = re.compile(r"\w\s*[=*/+]\s*\w|\b(?:max|min)\s*\(", re.IGNORECASE)
 
 
-def states_quantity(answer: str) -> bool:
-    """A number, a number word, a frequency, a month or a formula, outside the citation markers."""
+def states_quantity(answer: str, question: str = "") -> bool:
+    """A number, a number word, a frequency, a month or a formula, outside the citation markers.
+
+    A number the question itself says is no answer to it: asked "What version number appears in the
+    long header of QUIC version 2 packets?", "All version 2 Long Header packet types are different"
+    states only the question's 2 (rfc_q07), and "The version number appears in the long header of
+    QUIC version 2 packets" restates it."""
     text = strip_markers(answer)
+    if question:
+        said = {t.lower() for t in _TOKEN.findall(question) if _QUANTITY.search(t)}
+        text = _TOKEN.sub(lambda m: " " if m.group(0).lower() in said else m.group(0), text)
     return bool(_QUANTITY.search(text) or _FORMULA.search(text))
+
+
+#: A word or number with its inner punctuation ("0x6b3343cf", "1.5", "10,000"), not a sentence's full stop.
+_TOKEN = re.compile(r"\w+(?:[.,:/-]\w+)*")
 
 
 _NUMBER = r"\d(?:[\d.,]*\d)?\s*"
