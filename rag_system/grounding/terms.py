@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 
 from common.lexicon import ASKING_WORDS, CARDINALS, STOP_WORDS, WORD, stem
+from rag_system.grounding.roots import root, synonyms
 from rag_system.indexing.languages import all_function_words
 
 # What a question's key terms skip: also the function words of the other languages documents come in
@@ -179,13 +180,29 @@ def ask_coverage(question: str, blocks: Iterable[str]) -> tuple[float, list[str]
     wanted = ask_terms(question)
     if not wanted:
         return 1.0, []
+    alike = _said_alike(question, wanted)
     best, lacking = -1.0, wanted
     for text in blocks:
         present = term_set([text])
-        share = sum(1 for t in wanted if t in present) / len(wanted)
+        roots = {root(w) for w in WORD.findall(text)} if alike else set()
+        share = sum(1 for t in wanted if t in present or alike.get(t, set()) & roots) / len(wanted)
         if share > best:
-            best, lacking = share, [t for t in wanted if t not in present]
+            best, lacking = share, [t for t in wanted if t not in present and not alike.get(t, set()) & roots]
     return max(best, 0.0), lacking
+
+
+def _said_alike(question: str, wanted: list[str]) -> dict[str, set[str]]:
+    """Each ask term's other words of the same meaning (`words.SYNONYMS`, by root): a block that says
+    "Manufacturer: Meridian Coffee Systems" says who makes the Atlas-7, and "requires written approval"
+    how to get authorization (both answerable rows were refused for want of the question's own word)."""
+    alike: dict[str, set[str]] = {}
+    for word in WORD.findall(question):
+        key = stem(word.lower())
+        if key in wanted:
+            others = (synonyms(root(word)) | synonyms(key)) - {root(word), key}
+            if others:
+                alike.setdefault(key, set()).update(others)
+    return alike
 
 
 def support(sentence: str, block: str) -> float:

@@ -124,7 +124,7 @@ fast,quick,rapid,quickly,rapidly
 error,failure,fault,problem,issue
 fix,repair,resolve,correct
 help,assist,aid
-make,create,build,generate,produce
+make,create,build,generate,produce,manufacture,manufacturer,maker
 delete,remove,erase,drop
 change,modify,alter,adjust,update
 check,verify,validate,confirm,ensure

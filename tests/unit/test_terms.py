@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_system.grounding.terms import key_terms, term_set
+from rag_system.grounding.terms import ask_coverage, key_terms, term_set
 
 
 def test_two_words_in_a_row_say_their_closed_compound() -> None:
@@ -21,3 +21,19 @@ def test_small_numbers_say_their_word_and_larger_ones_do_not() -> None:
     assert {*key_terms("three"), "3", "36"} <= said  # the stem a question's "three" has ("thre")
     assert "thirty-six" not in said and "thirtysix" not in said
     assert set(key_terms("five nine twelve")) <= term_set(["5, 9 and 12"])  # stems other than the word
+
+
+def test_the_ask_is_found_in_a_word_of_the_same_meaning() -> None:
+    question = "Who makes the Atlas-7, and where are they based?"
+    share, lacking = ask_coverage(question, ["Model: Atlas-7 Dual Boiler Manufacturer: Meridian Coffee Systems"])
+    assert (share, lacking) == (0.5, ["bas"])  # "makes" said as "Manufacturer"; "based" said by no word
+    leave = "How can an employee obtain authorization for more than ten back-to-back workdays?"
+    share, lacking = ask_coverage(leave, ["Any absence longer than 10 consecutive working days requires "
+                                          "written approval from a director."])
+    assert "authoriz" not in lacking and share > 0.33  # "approval" says "authorization"
+
+
+def test_a_block_about_something_else_keeps_the_ask_lacking() -> None:
+    share, lacking = ask_coverage("What is the annual salary of TechCorp's CEO James Mitchell?",
+                                  ["James Mitchell signed the agreement as CEO.", "The company was founded in 2019."])
+    assert (share, lacking) == (0.0, ["annual", "salary"])
