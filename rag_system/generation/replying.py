@@ -78,10 +78,12 @@ def model_reply(question: str, answer: str, backend: LLMBackend, model: str | No
 
     A verdict counts only where it keeps to its sentence's polarity: a "No" from a sentence that
     negates what the question asks positively, a "Yes" from one that does not. Verdicts that
-    disagree give no reply. A "Yes" is the reply only from a sentence holding `YES_SHARE` of the
+    disagree give no reply. A "Yes" counts only from a sentence holding `YES_SHARE` of the
     question's terms: on the negation rows the model said "Yes" to sentences about something else
     ("StartupXYZ uses 47 open-source libraries" for "Did the review find copyleft problems?"), so a
-    "Yes" from a sentence holding less can only stop a "No"."""
+    "Yes" from a sentence holding less is no reply, and does not stop a "No" from a sentence that
+    negates ("For the Stateless Reset to appear as a valid QUIC packet ..." was judged "Yes" before
+    "Note that Stateless Resets do not have any cryptographic protection" was judged "No")."""
     verdicts: list[tuple[str, str]] = []
     usage = {"prompt": 0, "completion": 0}
     for sentence in answering_sentences(question, answer):
@@ -103,9 +105,9 @@ def model_reply(question: str, answer: str, backend: LLMBackend, model: str | No
         verdicts.append((reply, sentence))
         if reply == "no":
             break  # the sentences holding more of the question were judged first
-    if len({reply for reply, _ in verdicts}) != 1:
-        return ModelReply(None, "", usage)
-    if verdicts[0][0] == "no":
-        return ModelReply("no", verdicts[0][1], usage)
-    restated = [sentence for _, sentence in verdicts if coverage(question, [sentence])[0] >= YES_SHARE]
+    restated = [sentence for reply, sentence in verdicts
+                if reply == "yes" and coverage(question, [sentence])[0] >= YES_SHARE]
+    denied = [sentence for reply, sentence in verdicts if reply == "no"]
+    if denied:
+        return ModelReply(None, "", usage) if restated else ModelReply("no", denied[0], usage)
     return ModelReply("yes", restated[0], usage) if restated else ModelReply(None, "", usage)

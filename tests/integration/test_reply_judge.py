@@ -49,3 +49,23 @@ def test_no_yes_rests_on_a_sentence_about_something_else(model: LLMBackend) -> N
 def test_an_answer_without_the_question_terms_is_not_judged(model: LLMBackend) -> None:
     judged = model_reply(FINAL_SIZE, "Dear Mr. Mitchell, thank you for your letter. [1]", model)
     assert judged == type(judged)(None, "", {"prompt": 0, "completion": 0})
+
+
+STATELESS_RESET = "Are QUIC stateless resets cryptographically protected?"
+# The negation row's quote (RFC 9000): the denial holds fewer of the question's words than the
+# sentences about the reset's size and its tokens, which the model reads as "Yes".
+STATELESS_RESET_ANSWER = (
+    "- Note that Stateless Resets do not have any cryptographic protection. [1]\n"
+    "- For the Stateless Reset to appear as a valid QUIC packet, the Unpredictable Bits field needs to include "
+    "at least 38 bits of data (or 5 bytes, less the two fixed bits). [3] The resulting minimum size of 21 bytes "
+    "does not guarantee that a Stateless Reset is difficult to distinguish from other packets if the recipient "
+    "requires the use of a connection ID. [3]\n"
+    "- Another approach would be to store and compare the transformed values of stateless reset tokens instead "
+    "of the raw token values, where the transformation is defined as a cryptographically secure pseudorandom "
+    "function using a secret key (e.g., block cipher, Hashed Message Authentication Code (HMAC) [RFC2104]). [4]")
+
+
+def test_a_yes_about_something_else_does_not_stop_the_denial(model: LLMBackend) -> None:
+    judged = model_reply(STATELESS_RESET, STATELESS_RESET_ANSWER, model)
+    assert judged.reply == "no"
+    assert judged.sentence == "Note that Stateless Resets do not have any cryptographic protection."
