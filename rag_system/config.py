@@ -125,7 +125,7 @@ class Settings:
     llm_gguf: str = field(default="", metadata=_env("LLM_GGUF"))
     llm_context_tokens: int = field(default=8192, metadata=_env("LLM_CONTEXT_TOKENS"))
     llm_max_tokens: int = field(default=384, metadata=_env("LLM_MAX_TOKENS"))
-    llm_evidence_tokens: int = field(default=600, metadata=_env("LLM_EVIDENCE_TOKENS"))
+    llm_evidence_tokens: int = field(default=400, metadata=_env("LLM_EVIDENCE_TOKENS"))
     evidence_prune: bool = field(default=True, metadata=_env("EVIDENCE_PRUNE"))
     llm_threads: int = field(default=0, metadata=_env("LLM_THREADS"))
     llm_gpu_layers: int = field(default=-1, metadata=_env("LLM_GPU_LAYERS"))
