@@ -128,6 +128,7 @@ class Settings:
     llm_evidence_tokens: int = field(default=400, metadata=_env("LLM_EVIDENCE_TOKENS"))
     evidence_prune: bool = field(default=True, metadata=_env("EVIDENCE_PRUNE"))
     llm_threads: int = field(default=0, metadata=_env("LLM_THREADS"))
+    llm_flash_attention: bool = field(default=True, metadata=_env("LLM_FLASH_ATTN"))
     llm_gpu_layers: int = field(default=-1, metadata=_env("LLM_GPU_LAYERS"))
     llm_timeout_s: float = field(default=180.0, metadata=_env("LLM_TIMEOUT"))
     models_dir: str = field(default="", metadata=_env("DOCENT_MODELS_DIR"))

@@ -77,7 +77,8 @@ class BackendRegistry:
         s = self.settings
         if name == "llamacpp":
             return LlamaCppBackend(s.llm_gguf, context_tokens=s.llm_context_tokens, threads=s.llm_threads, gpu_layers=s.llm_gpu_layers,
-                                   models_dir=Path(s.models_dir).expanduser() if s.models_dir else None)
+                                   models_dir=Path(s.models_dir).expanduser() if s.models_dir else None,
+                                   flash_attention=s.llm_flash_attention)
         if name == "ollama":
             return OllamaBackend(s.ollama_host, s.ollama_model, timeout=s.llm_timeout_s,
                                  context_tokens=s.llm_context_tokens)
