@@ -49,7 +49,7 @@ from rag_system.generation.prompts import (
 from rag_system.grounding.quantities import asks_quantity, other_quantity, states_quantity
 from rag_system.generation.release import Release
 from rag_system.generation.replying import model_reply
-from rag_system.grounding.yes_no import REPLY, sources_answer, sources_reading, with_reply
+from rag_system.grounding.yes_no import REPLY, sources_answer, sources_reading, unsettled_reply_dropped, with_reply
 from rag_system.grounding.terms import coverage
 from rag_system.retrieval.evidence import EvidenceBlock
 
@@ -172,7 +172,7 @@ class Synthesizer:
         read_blocks = [b for b in blocks if b.in_prompt]
         reply = sources_answer(question, read_blocks)
         repairs: list[str] = []  # how the sentences shown were repaired ("attribution", "citation")
-        release = Release(lambda sentence: self._sentence(question, sentence, read_blocks, options, repairs), emit,
+        release = Release(lambda sentence: self._sentence(question, sentence, read_blocks, options, repairs, reply), emit,
                           ready=lambda text: answers(question, text, blocks, options),
                           opening=f"{reply.capitalize()}. " if reply else "")
         with closing(backend.stream(messages, options.params, result)) as pieces:
@@ -208,9 +208,10 @@ class Synthesizer:
                        if checked_model else answer.confidence)
 
     def _sentence(self, question: str, sentence: str, read: list[EvidenceBlock], options: SynthesisOptions,
-                  repairs: list[str]) -> str | None:
+                  repairs: list[str], settled: str | None = None) -> str | None:
         """One finished sentence of the model's draft as it may be shown (its citations repaired), or None.
-        A decline is never shown: the loop decides what follows it."""
+        A decline is never shown: the loop decides what follows it; nor a reply nothing checks (`settled`:
+        what the passages answer a yes/no question, `yes_no.unsettled_reply_dropped`)."""
         text = strip_labels(normalise_answer(sentence), read)
         if not text or is_refusal(text):
             return None
@@ -229,7 +230,7 @@ class Synthesizer:
                 if again is not None and again.valid:
                     report, text = again, recited
                     repairs.append("citation")
-        return text if report.valid else None
+        return unsettled_reply_dropped(question, text, settled) if report.valid else None
 
     def _after_release(self, question: str, draft: str, release: Release, repairs: list[str],
                        blocks: list[EvidenceBlock], backend: LLMBackend, options: SynthesisOptions,
@@ -264,6 +265,7 @@ class Synthesizer:
             emit("citations", {"stage": "first", "valid": False, "refused": True})
             return self._after_model_refusal(question, blocks, options, emit), {"valid": False, "refused": True}
         read = [b for b in blocks if b.in_prompt]  # what the model may cite: a number it never saw is unknown
+        text = unsettled_reply_dropped(question, text, sources_answer(question, read))
         report = check(text, read, True, question)
         first = report.to_json()
         emit("citations", {"stage": "first", **first})
@@ -297,6 +299,7 @@ class Synthesizer:
         if is_refusal(second):
             return self._after_model_refusal(question, blocks, options, emit)
         read = [b for b in blocks if b.in_prompt]
+        second = unsettled_reply_dropped(question, second, sources_answer(question, read))
         report = check(second, read, True, question)
         if not report.valid:
             second, count = attribute(second, read, report)

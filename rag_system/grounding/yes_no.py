@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 
 from rag_system.generation.language import question_language
+from rag_system.grounding.replies import split_reply
 from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to, strip
 from rag_system.retrieval.evidence import EvidenceBlock
 
 #: An answer that already opens with its reply.
 REPLY = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def sources_answer(question: str, blocks: list[EvidenceBlock], answer: str = "") -> str | None:
@@ -49,6 +51,24 @@ def sources_reading(question: str, blocks: list[EvidenceBlock], answer: str = ""
         return None, False  # the blocks and the sentences picked from them disagree: no reply is safer
     reply = said or quoted
     return reply, reply is None
+
+
+def unsettled_reply_dropped(question: str, text: str, settled: str | None) -> str:
+    """A model's `text` without the "Yes"/"No" it opens with, when nothing checks that reply: an English
+    yes/no question the passages it read do not settle (`settled`: `sources_answer` over them).
+
+    The verifier checks the words after a reply, and the reply only where the passages settle the
+    question; otherwise "No. The index is guarded against ... so a rebuild does not raise [1]" went out
+    with its "No" unchecked (docs_d16: right by luck, backed by a sentence about something else). The
+    reply is then left to the rules and the reply judge (`generation.replying`), which read the
+    sentences after it. A bare reply ("Yes, there is [2].") is kept, for the verifier to refuse."""
+    if settled is not None or not is_yes_no(question) or question_language(question) != "en":
+        return text
+    reply, rest = split_reply(text.lstrip())
+    if reply is None or len(_WORD.findall(strip(rest))) < 3:
+        return text
+    rest = rest.lstrip()
+    return rest[:1].upper() + rest[1:]
 
 
 def with_reply(text: str, reply: str | None) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to, verify
-from rag_system.grounding.yes_no import sources_answer, sources_reading
+from rag_system.grounding.yes_no import sources_answer, sources_reading, unsettled_reply_dropped
 from tests.unit.test_synthesis import block
 
 
@@ -105,3 +105,28 @@ def test_an_opposite_modifier_denies_only_what_it_is_said_of():
     passage = "Staff who work on a bank holiday receive a replacement day off within the same month."
     assert answer_to("If I work on a bank holiday, do I get another day off?", [Source(1, passage)]) != "no"
     assert answer_to("Is the refund paid into another account?", [Source(1, "The refund is paid into the same account.")]) == "no"
+
+
+ANN = "Does this project build an approximate-nearest-neighbour index?"
+GUARD = block(1, "The project builds a full-text index on every table. The full-text index is guarded against "
+                 "both the LanceDB default name text_idx and this project's older name fts_text, so a rebuild "
+                 "does not raise.", name="architecture.md")
+
+
+def test_a_model_reply_nothing_checks_is_dropped():
+    assert sources_answer(ANN, [GUARD]) is None  # the passage says nothing about a vector index
+    text = "No. The full-text index is guarded against both names, so a rebuild does not raise [1]."
+    assert unsettled_reply_dropped(ANN, text, None) == text[4:]
+    assert unsettled_reply_dropped(ANN, text, "no") == text  # the passages settle it: the verifier checks it
+    assert unsettled_reply_dropped("Which index does it build?", text, None) == text  # not a yes/no question
+    assert unsettled_reply_dropped(ANN, "Yes, there is [1].", None) == "Yes, there is [1]."  # bare: verifier's
+
+
+def test_a_streamed_answer_never_shows_a_reply_nothing_checks():
+    from tests.unit.test_synthesis import Scripted, run_with_data
+
+    draft = "No. The full-text index is guarded against both names, so a rebuild does not raise [1]."
+    answer, events = run_with_data(Scripted(draft), question=ANN, blocks=[GUARD])
+    shown = "".join(d["text"] for e, d in events if e == "token")
+    assert answer.answer_source == "llm"
+    assert shown.startswith("The full-text index is guarded") and not answer.answer.startswith("No")
