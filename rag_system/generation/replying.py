@@ -23,15 +23,17 @@ from dataclasses import dataclass
 
 from rag_system.chunking.sentences import split_sentences
 from rag_system.generation.llm import GenerationParams, LLMBackend, LLMError, Message
-from rag_system.grounding.terms import coverage, strip_markers, weighted_terms
+from rag_system.grounding.terms import coverage, held_by_meaning, strip_markers, weighted_terms
 
 log = logging.getLogger(__name__)
 
 #: Words that turn a sentence's statement to its opposite; a "No" needs one, a "Yes" none.
 NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|nobody|neither|nor|without|cannot)\b|n['\u2019]t\b",
                       re.IGNORECASE)
-#: A sentence must hold this share of the question's weighted terms to be the one that answers.
-MIN_SHARE = 0.3
+#: A sentence must hold this share of the question's weighted terms (`terms.held_by_meaning`) to be
+#: judged: at a third, one word of a three-word question was enough, and the model said "No" to
+#: "there is no fallback reranker" for "Is the reranker switched on out of the box?".
+MIN_SHARE = 0.5
 #: Longer sentences are cut: the reply rests on the sentence's start, and the prompt stays small.
 MAX_CHARS = 400
 #: A "Yes" must come from a sentence that holds this share of the question's terms (it restates it).
@@ -52,14 +54,15 @@ class ModelReply:
 
 
 def answering_sentences(question: str, answer: str) -> list[str]:
-    """The answer's sentences that hold at least `MIN_SHARE` of the question's weighted terms, the
-    most first (the first of equals first), at most `MAX_JUDGED`; none for a question without terms."""
+    """The answer's sentences that hold at least `MIN_SHARE` of the question's weighted terms (in any
+    form of the word, `terms.held_by_meaning`), the most first (the first of equals first), at most
+    `MAX_JUDGED`; none for a question without terms."""
     if not weighted_terms(question):
         return []
     scored: list[tuple[float, int, str]] = []
     for line in strip_markers(answer).splitlines():
         for sentence in split_sentences(_LIST_MARK.sub("", line)):
-            held = coverage(question, [sentence])[0]
+            held = held_by_meaning(question, sentence)
             if held >= MIN_SHARE and all(sentence != s for _, _, s in scored):
                 scored.append((held, -len(scored), sentence))
     return [s[:MAX_CHARS] for _, _, s in sorted(scored, reverse=True)[:MAX_JUDGED]]

@@ -162,6 +162,34 @@ def coverage(question: str, evidence: Iterable[str]) -> tuple[float, list[str]]:
     return (total - sum(weights[t] for t in missing)) / total, missing
 
 
+def held_by_meaning(question: str, sentence: str) -> float:
+    """Weighted share of the question's key terms a sentence says as written, in another form of the
+    word or by a word of the same meaning: the share that picks which sentences answer a yes/no
+    question (`generation.replying`). Looser than `coverage`, whose stems keep "cryptographically" and
+    "cryptographic", "protected" and "protection" apart: "Note that Stateless Resets do not have any
+    cryptographic protection" held a third of "Are QUIC stateless resets cryptographically protected?"
+    by stems, and so no more than sentences sharing one word with it."""
+    weights = weighted_terms(question)
+    if not weights:
+        return 0.0
+    forms: dict[str, set[str]] = {t: {t} for t in weights}  # each term's stem and its words' roots
+    for word in WORD.findall(question):
+        forms.get(stem(word.lower()), set()).add(root(word))
+    said = term_set([sentence]) | {root(w) for w in WORD.findall(sentence)}
+    said |= {alike for key in list(said) for alike in synonyms(key)}
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if any(_same_word(f, key) for f in forms[t] for key in said)) / total
+
+
+def _same_word(term: str, key: str) -> bool:
+    """One word in two forms: equal, one the other's start (at least four letters), or six letters alike."""
+    if term == key:
+        return True
+    short, long = sorted((term, key), key=len)
+    return (len(short) >= 4 and long.startswith(short)) or \
+        (len(short) >= 6 and long[:6] == short[:6])
+
+
 def ask_terms(question: str) -> list[str]:
     """What the question asks of its subject: its content stems that are not names or codes.
 

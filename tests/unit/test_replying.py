@@ -42,3 +42,8 @@ def test_names_count_double_in_a_sentence_share() -> None:
     assert coverage(question, ["QUIC uses TLS for its handshake."])[0] == 1.0
     assert coverage(question, ["QUIC is fast."])[0] == 2 * coverage(question, ["The handshake is fast."])[0] == 0.4
     assert answering_sentences("Is it so?", "It is so. [1]") == []  # a question without terms: nothing to judge
+
+
+def test_a_sentence_sharing_one_word_of_a_short_question_is_not_judged() -> None:
+    answer = "A reranker that fails to load is skipped; there is no fallback reranker. [1]"
+    assert answering_sentences("Is the reranker switched on out of the box?", answer) == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_system.grounding.terms import ask_coverage, key_terms, term_set
+from rag_system.grounding.terms import ask_coverage, held_by_meaning, key_terms, term_set
 
 
 def test_two_words_in_a_row_say_their_closed_compound() -> None:
@@ -37,3 +37,11 @@ def test_a_block_about_something_else_keeps_the_ask_lacking() -> None:
     share, lacking = ask_coverage("What is the annual salary of TechCorp's CEO James Mitchell?",
                                   ["James Mitchell signed the agreement as CEO.", "The company was founded in 2019."])
     assert (share, lacking) == (0.0, ["annual", "salary"])
+
+
+def test_a_sentence_holds_a_term_in_another_form_of_the_word() -> None:
+    question = "Are QUIC stateless resets cryptographically protected?"
+    denial = "Note that Stateless Resets do not have any cryptographic protection."
+    assert held_by_meaning(question, denial) == 4 / 6  # all but QUIC (a name, counted twice)
+    assert held_by_meaning(question, "The protocol was designed in 2021.") == 0.0
+    assert held_by_meaning("Who makes it?", "The manufacturer is Meridian.") == 1.0  # by a word of the same meaning
