@@ -28,6 +28,11 @@ SentenceCheck = Callable[[str], "str | None"]
 #: it belongs to the sentence before it.
 _LEADING_MARKER = re.compile(r"\s*\[\d+(?:\s*[-–,]\s*\d+)*\]")
 _WORDS = re.compile(r"[^\W_]")
+#: A sentence whose subject points back at the sentence before it ("This is allowed and ...", "It
+#: cannot ...", "Such files are ..."): alone, it says nothing checkable about what it refers to.
+BACK_REFERENCE = re.compile(r"^\W*(?:this|that|these|those|it|they|such)\b(?!\s+(?:document|section|page|"
+                            r"chapter|guide|manual|policy|agreement|specification|memo|letter|report)\b)",
+                            re.IGNORECASE)
 
 
 @dataclass
@@ -46,6 +51,7 @@ class Release:
     held: list[str] = field(default_factory=list)  # sentences that failed their check, in order
     sentences: int = 0
     _buffer: str = ""
+    _after_held: bool = False  # the last sentence taken was held back
 
     @property
     def text(self) -> str:
@@ -90,7 +96,12 @@ class Release:
                 continue  # markers or punctuation alone say nothing
             self.sentences += 1
             self.emit("checking", {"sentence": self.sentences, "message": "Checking…"})
-            shown = self.check(sentence)
+            # What points back at a sentence held back is held too: "Yes, you can write ... with a leading
+            # zero [..]. This is allowed and is used for disambiguation with C-style octal literals [1]."
+            # lost its first sentence, and "allowed" then passed against another sentence of the block.
+            dangling = self._after_held and bool(BACK_REFERENCE.match(_LEADING_MARKER.sub("", sentence)))
+            shown = None if dangling else self.check(sentence)
+            self._after_held = shown is None
             if shown is None:
                 self.held.append(sentence)
                 continue

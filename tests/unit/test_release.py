@@ -90,3 +90,20 @@ def test_a_quote_answering_a_yes_no_question_says_yes_or_no():
     answer = Synthesizer().answer(question, [policy], [ExtractiveBackend()], SynthesisOptions())
     assert answer.answer_source == "extractive" and answer.answer.startswith("No."), answer.answer
     assert "Contractors engaged through an agency are not covered" in answer.answer
+
+
+LITERALS = block(1, "There is no limit for the length of integer literals apart from what can be stored in available "
+                    "memory.\nNote that leading zeros in a non-zero decimal number are not allowed. This is for "
+                    "disambiguation with C-style octal literals, which Python used before version 3.0.\nSome examples "
+                    "of integer literals: 7 2147483647 0o177\nChanged in version 3.6: Underscores are now allowed for "
+                    "grouping purposes in literals.", name="reference__lexical_analysis.md")
+
+
+def test_a_sentence_pointing_back_at_one_held_back_is_held_too():
+    question = "Can I write a decimal integer literal with a leading zero, like 09, in Python?"
+    draft = ("Yes, you can write a decimal integer literal with a leading zero, like 09, in Python. "
+             "This is allowed and is used for disambiguation with C-style octal literals. [1]")
+    backend = Scripted(draft, "Leading zeros in a non-zero decimal number are not allowed [1].", "No")
+    answer, events = run_with_data(backend, question=question, blocks=[LITERALS])
+    assert "allowed and is used" not in shown(events) and "allowed and is used" not in answer.answer
+    assert "not allowed" in answer.answer
