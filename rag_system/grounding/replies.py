@@ -52,7 +52,9 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
         if a.unit is None:
             return None, ""
         kinds = {f.kind for f in a.findings}
-        if kinds & DENIALS and unit.condition is None:  # a premise worded otherwise is not what was asked
+        if kinds & DENIALS and unit.condition is None and len(a.matched & unit.keys()) >= min(2, len(unit.keys())):
+            # a premise worded otherwise is not what was asked; nor is a clause that shares one word
+            # of what was asked ("there is no fallback reranker" for "Is the reranker switched on ...?")
             denied = denied or a.unit.text
         elif kinds or not unit.keys() <= a.matched:  # the sources do not say all of it in one clause
             unsettled = True

@@ -130,3 +130,11 @@ def test_a_streamed_answer_never_shows_a_reply_nothing_checks():
     shown = "".join(d["text"] for e, d in events if e == "token")
     assert answer.answer_source == "llm"
     assert shown.startswith("The full-text index is guarded") and not answer.answer.startswith("No")
+
+
+def test_a_clause_sharing_one_word_of_the_question_denies_nothing():
+    question = "Is the reranker switched on out of the box?"
+    # Tried in the web app over three localGPT design documents: the rules answered "No." from this.
+    assert answer_to(question, [Source(1, "A reranker that fails to load logs a warning and is skipped \u2014 "
+                                          "there is no fallback reranker.")]) is None
+    assert answer_to(question, [Source(1, "The reranker is not switched on out of the box.")]) == "no"
