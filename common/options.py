@@ -30,7 +30,7 @@ MAX_HISTORY = 100  # messages of `conversation_history` (the pipeline reads the 
 MAX_MODEL_CHARS = 200  # a model name (`model`, a session's model)
 MAX_INDEXES = 16  # indexes one question (or one verification) searches
 MAX_EMBEDDING_MODEL_CHARS = 300  # a build's `embedding_model` (a model id or an embedder name)
-#: A session or turn id the RAG API takes; a turn id the gateway stores is one of these without '.' or ':'.
+#: A session id the RAG API takes; a turn id (which the gateway stores) is one without '.' or ':'.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 TURN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 

@@ -15,7 +15,7 @@ from typing import Any
 from common.errors import bad_request
 from common.options import (BACKENDS, BY_NAME, CHAT, CHUNK_SIZE, ID_PATTERN, MAX_EMBEDDING_MODEL_CHARS, MAX_HISTORY,
                             MAX_INDEXES, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, MAX_TOKENS, RETRIEVE, normalise_keys,
-                            read_options)
+                            read_options, TURN_ID_PATTERN)
 from rag_system.agent.types import Turn
 from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
 
@@ -93,7 +93,8 @@ def _str(body: dict[str, Any], key: str, *, max_len: int = 200, pattern: re.Patt
     if len(value) > max_len:
         raise bad_request(f"{key} is longer than {max_len} characters", "invalid_option")
     if pattern is not None and not pattern.match(value):
-        raise bad_request(f"{key} has characters that are not allowed (use letters, digits, '_', '-', '.', ':')",
+        allowed = "'_', '-'" if pattern is TURN_ID_PATTERN else "'_', '-', '.', ':'"
+        raise bad_request(f"{key} has characters that are not allowed (use letters, digits, {allowed})",
                           "invalid_option")
     return value
 
@@ -180,7 +181,8 @@ def parse_chat(raw: Any) -> ChatOptions:
                     "evidence of all its sub-queries, with each claim checked against it",)
     return ChatOptions(query=query, indexes=indexes_of(body),
                        session_id=_str(body, "session_id", max_len=128, pattern=ID_PATTERN),
-                       turn_id=_str(body, "turn_id", max_len=128, pattern=ID_PATTERN),
+                       # the gateway stores the turn under this id, and takes no '.' or ':' in it
+                       turn_id=_str(body, "turn_id", max_len=128, pattern=TURN_ID_PATTERN),
                        chosen=PipelineOptions(**chosen), history=_history(body), warnings=warnings)
 
 

@@ -84,6 +84,8 @@ def test_search_type_is_an_alias_of_retrieval_mode():
     ({"query": "q", "index": "a b"}, "invalid_index_name"),
     ({"query": "q", "indexes": "a"}, "invalid_option"),
     ({"query": "q", "session_id": "../x"}, "invalid_option"),
+    ({"query": "q", "turn_id": "t.1"}, "invalid_option"),  # the gateway would refuse to store it
+    ({"query": "q", "turn_id": "t:1"}, "invalid_option"),
     ([1, 2], "invalid_body"),
 ])
 def test_bad_values_are_400_with_a_code(body, code):
@@ -108,3 +110,8 @@ def test_a_backend_given_as_model_picks_that_backend_and_unapplied_options_warn(
     assert opts.pipeline["backend"] == "extractive" and "model" not in opts.pipeline
     assert any("compose_sub_answers" in w for w in opts.warnings)
     assert parse_chat({"query": "q", "model": "qwen3:8b"}).warnings == ()
+
+
+def test_a_turn_id_the_gateway_stores_is_taken_and_a_session_id_may_hold_dots():
+    opts = parse_chat({"query": "q", "session_id": "s.1:a", "turn_id": "t-1_a"})
+    assert (opts.session_id, opts.turn_id) == ("s.1:a", "t-1_a")
