@@ -40,7 +40,8 @@ def root(word: str) -> str:
     if not w.isalpha():
         return w
     for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4 and not (suffix == "ive" and w.endswith("eive")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4 and not (suffix == "ive" and w.endswith("eive")) \
+                and not (suffix == "s" and w.endswith("ss")):  # "compress", "process": no plural
             w = w[: -len(suffix)]
             if suffix in ("ing", "ed") and w[-1] == w[-2] and w[-1] in _DOUBLED:
                 w = w[:-1]  # "running" -> "run", "committed" -> "commit"
