@@ -35,6 +35,7 @@ def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: froze
     light = claim.head in LIGHT_KEYS
     aside = not same_meaning(claim.head, unit.head) and any(
         w.aside and same_meaning(w.key, claim.head) for w in unit.words)  # "do not try to install ... using X"
+    held |= {claim.head} if same_meaning(claim.head, unit.head) else set()  # "use", not a content word
     if (claim.head not in held and not light) or aside or (
             light and unit.head not in LIGHT_KEYS and unit.predicate and unit.head not in claim.all_keys):
         # Its verb is not this clause's ("The gasket is part MG-311" from "The gasket (part MG-311)
@@ -52,7 +53,8 @@ def stance_findings(claim: Unit, unit: Unit, units: Sequence[Unit], asked: froze
     else:
         out += _opposites(claim, unit)
     ability = unit.modality == "may" and unit.ability and claim.modality is None  # "can be avoided" / "avoids"
-    if same_verb and not ability and (STRENGTH[claim.modality] > STRENGTH[unit.modality] or (
+    named = claim.modality is None and unit.modality in claim.all_keys  # "SHOULD means ...": the word, named
+    if same_verb and not ability and not named and (STRENGTH[claim.modality] > STRENGTH[unit.modality] or (
             unit.modality in ("must", "will") and claim.modality in ("may", "should"))):
         out.append(Finding("modality", CONTRADICTED,
                            f"the passage says \"{unit.modality or 'it as a fact'}\", not "

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from rag_system.grounding.asserts import stance_findings
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
-from rag_system.grounding.roots import abbreviates, opposites, root, same_meaning, synonyms
+from rag_system.grounding.roots import abbreviates, named_in, opposites, root, same_meaning
 from rag_system.grounding.swaps import sides, swaps, turned
 from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
 from rag_system.grounding.words import PLAIN_QUALIFIERS
@@ -127,7 +127,7 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
         if word.key in matched:
             continue
         lenders = [u for u in units if u.source == unit.source and u.ident != unit.ident and holds(u, word)]
-        in_context = word.key in context or bool(synonyms(word.key) & context)
+        in_context = named_in(word.key, context)
         if word.key in WRITER and FIRST_PERSON & unit.all_keys:
             continue  # "the author protects ..." restates "I protect ..."
         if not lenders and not in_context:

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 
 from rag_system.grounding.compare import align
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
+from rag_system.grounding.roots import named_in, root, synonyms
 from rag_system.grounding.units import Unit
+from rag_system.grounding.words import POSSIBLE
 
 #: "Yes," / "No." / "No —" / "Yes" alone: a reply, followed by punctuation ("No concerns raised." is a
 #: statement whose subject is "no concerns").
@@ -40,7 +42,8 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
     answer "no", unless it is a condition ("If my days expire unused, do I get paid?" — "are not
     paid out on expiry" answers no, though the condition is worded otherwise there; "if I am off for
     a whole week" against "sick leave is paid for 12 weeks" denies nothing that was asked); a "yes"
-    needs every clause said, as asked, in one source sentence."""
+    needs every clause said, as asked, in one source sentence (a word of the source's title or
+    headings counts: "Can I backflush the Atlas-7 weekly?" in the Atlas-7 manual)."""
     said: str | None = None
     where = denied = ""
     unsettled = False
@@ -52,11 +55,12 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
         if a.unit is None:
             return None, ""
         kinds = {f.kind for f in a.findings}
-        if kinds & DENIALS and unit.condition is None and len(a.matched & unit.keys()) >= min(2, len(unit.keys())):
+        if (kinds & DENIALS or _forbidden(unit, a.unit)) and unit.condition is None and len(a.matched & unit.keys()) >= min(2, len(unit.keys())):
             # a premise worded otherwise is not what was asked; nor is a clause that shares one word
             # of what was asked ("there is no fallback reranker" for "Is the reranker switched on ...?")
             denied = denied or a.unit.text
-        elif kinds or not unit.keys() <= a.matched:  # the sources do not say all of it in one clause
+        elif kinds or not all(k in a.matched or named_in(k, context.get(a.unit.source, frozenset()))
+                              for k in unit.keys()):  # the sources do not say all of it in one clause
             unsettled = True
         else:
             said, where = "yes", a.unit.text
@@ -64,6 +68,16 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
     if denied:
         return "no", denied
     return (None, "") if unsettled or len(places) > 1 else (said, where)
+
+
+def _forbidden(asked: Unit, unit: Unit) -> bool:
+    """A clause that forbids what a "Can I ...?" asks, in its own verb: "leading zeros in a decimal
+    number are not allowed" for "Can I write a decimal literal with a leading zero?"; the verb asked
+    ("write") is the person's, the passage rules on the thing."""
+    if asked.modality != POSSIBLE:
+        return False
+    permits, forbids = synonyms(root("allow")), synonyms(root("forbid"))
+    return unit.head in permits and unit.negated or unit.head in forbids and not unit.negated
 
 
 def reply_check(reply: str, question: Sequence[Unit], pool: Sequence[Unit], context: dict[int, frozenset[str]],

@@ -40,7 +40,8 @@ def root(word: str) -> str:
     if not w.isalpha():
         return w
     for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4 and not (suffix == "ive" and w.endswith("eive")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4 and not (suffix == "ive" and w.endswith("eive")) \
+                and not (suffix == "s" and w.endswith("ss")):  # "compress", "process": no plural
             w = w[: -len(suffix)]
             if suffix in ("ing", "ed") and w[-1] == w[-2] and w[-1] in _DOUBLED:
                 w = w[:-1]  # "running" -> "run", "committed" -> "commit"
@@ -92,3 +93,12 @@ def _antonyms() -> dict[str, frozenset[str]]:
 def opposites(key: str) -> frozenset[str]:
     """The roots that say the opposite of `key` ("disabl" for "enabl")."""
     return _antonyms().get(key, frozenset())
+
+
+def named_in(key: str, context: frozenset[str]) -> bool:
+    """The source's name or headings say `key` (a root): itself, a synonym, or every part of a joined
+    name ("atlas-7" where the title reads "Atlas-7 Espresso Machine", whose keys are "atla" and "7")."""
+    if key in context or synonyms(key) & context:
+        return True
+    parts = [p for p in re.split(r"[-_./\\]+", key) if p]
+    return len(parts) > 1 and all(root(p) in context for p in parts)

@@ -172,9 +172,7 @@ def held_by_meaning(question: str, sentence: str) -> float:
     weights = weighted_terms(question)
     if not weights:
         return 0.0
-    forms: dict[str, set[str]] = {t: {t} for t in weights}  # each term's stem and its words' roots
-    for word in WORD.findall(question):
-        forms.get(stem(word.lower()), set()).add(root(word))
+    forms = {t: {t} | roots for t, roots in _roots_of(question, weights).items()}  # stem and words' roots
     said = term_set([sentence]) | {root(w) for w in WORD.findall(sentence)}
     said |= {alike for key in list(said) for alike in synonyms(key)}
     total = sum(weights.values())
@@ -224,13 +222,20 @@ def _said_alike(question: str, wanted: list[str]) -> dict[str, set[str]]:
     "Manufacturer: Meridian Coffee Systems" says who makes the Atlas-7, and "requires written approval"
     how to get authorization (both answerable rows were refused for want of the question's own word)."""
     alike: dict[str, set[str]] = {}
-    for word in WORD.findall(question):
-        key = stem(word.lower())
-        if key in wanted:
-            others = (synonyms(root(word)) | synonyms(key)) - {root(word), key}
-            if others:
-                alike.setdefault(key, set()).update(others)
+    for key, roots in _roots_of(question, wanted).items():
+        others = set().union(*(synonyms(r) for r in roots | {key})) - roots - {key}
+        if others:
+            alike[key] = others
     return alike
+
+
+def _roots_of(question: str, terms: Iterable[str]) -> dict[str, set[str]]:
+    """Each of the question's `terms` (stems) with the roots of the words it was stemmed from
+    ("cryptographically" -> "cryptograph…" and its root), the forms the meaning rules compare."""
+    out: dict[str, set[str]] = {t: set() for t in terms}
+    for word in WORD.findall(question):
+        out.get(stem(word.lower()), set()).add(root(word))
+    return out
 
 
 def support(sentence: str, block: str) -> float:

@@ -31,6 +31,7 @@ from rag_system.grounding.findings import (
 from rag_system.grounding.layout import fields, item_numbers, plain
 from rag_system.grounding.links import link_findings
 from rag_system.grounding.parser import Parser, parser
+from rag_system.grounding.questions import plain_question
 from rag_system.grounding.replies import reply_check, source_answer, split_reply
 from rag_system.grounding.roots import root
 from rag_system.grounding.units import Unit, read_units
@@ -90,9 +91,9 @@ class _Checker:
         parts = [split_reply(strip(self.text[s.start:s.end])) for s in self.sentences]
         wanted = set().union(*(_keys(body) for _, body in parts)) if parts else set()
         if self.question and any(reply for reply, _ in parts):
-            wanted |= _keys(self.question)  # a reply ("No [1].") is checked as the question, answered
+            wanted |= _keys(plain_question(self.question))  # a reply ("No [1].") is checked as the question
         units, quotes = self._source_units(wanted)
-        asked_doc = self.engine.parse([plain(self.question)])[0] if self.question else None
+        asked_doc = self.engine.parse([plain(plain_question(self.question))])[0] if self.question else None
         asked = frozenset(_keys(self.question)) if self.question else frozenset()
         out = []
         for sentence, (_, body) in zip(self.sentences, parts):
@@ -253,6 +254,7 @@ def answer_to(question: str, sources: Sequence[Source], engine: Parser | None = 
     in one clause (the question read as a claim, as a reply to it is checked)."""
     if question_language(question) != "en":
         return None
+    question = plain_question(question)
     engine = engine or parser()
     numbered = {s.n: s for s in sources}
     checker = _Checker(question, [], numbered, question, engine)

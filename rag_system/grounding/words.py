@@ -140,7 +140,8 @@ pay,salary,wage,compensation,remuneration
 sick,ill,illness,sickness
 notice,notification,notify
 sign,execute
-agreement,contract
+agreement,contract,deal
+breach,violate,contravene,infringe
 party,signatory
 document,file,record
 run,execute,operate,invoke

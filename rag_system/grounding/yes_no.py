@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from rag_system.generation.language import question_language
+from rag_system.grounding.questions import plain_question
 from rag_system.grounding.replies import split_reply
 from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to, strip
@@ -40,16 +41,18 @@ def sources_reading(question: str, blocks: list[EvidenceBlock], answer: str = ""
     only where one sentence says all of it. When the two disagree (the passage's "may carry over up to
     five days" reads as a yes to "Can staff carry over leave?", an answer's "cannot be carried over"
     as a no), there is no reply, and the question is not open."""
-    if not blocks or not is_yes_no(question) or question_language(question) != "en":
+    if not blocks or not is_yes_no(plain_question(question)) or question_language(question) != "en":
         return None, False
     said = answer_to(question, [Source(b.number, b.source_text, b.candidate.document_name,
                                        b.candidate.heading_path) for b in blocks])
-    if not answer.strip():
-        return said, said is None
-    quoted = answer_to(question, [Source(1, strip(answer))])
+    quoted = answer_to(question, [Source(1, strip(answer))]) if answer.strip() else None
     if said is not None and quoted is not None and quoted != said:
         return None, False  # the blocks and the sentences picked from them disagree: no reply is safer
     reply = said or quoted
+    if not is_yes_no(question):
+        # "Can it export to CSV, or only to JSON?": "Yes" says the first holds; a "No" could deny
+        # either, so it is left to the sentences after it
+        return ("yes" if reply == "yes" else None), False
     return reply, reply is None
 
 

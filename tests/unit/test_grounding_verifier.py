@@ -53,6 +53,10 @@ def test_a_reversed_polarity_is_contradicted() -> None:
      "scope"),
     ("The start date is June 2, subject to board approval.", "The start date is unconditionally June 2.", "scope"),
     ("Retries must wait at least five seconds.", "Retries wait exactly five seconds.", "comparator"),
+    # the marker before the stop: the tagger read "compressed ." as an adjective, whose root missed the verb's
+    ("Files may be compressed.", "Files are compressed [1].", "modality"),
+    # a verb too common to be a content word is still the clause's verb
+    ("Endpoints MAY use a generic error code.", "Endpoints use a generic error code [1].", "modality"),
 ])
 def test_an_overgeneralisation_is_contradicted(passage: str, claim: str, word: str) -> None:
     s = check(passage, claim)
@@ -131,6 +135,9 @@ def test_restatements_in_other_words_are_supported() -> None:
     assert check(LEAVE, "A director must give written approval for any absence of more than ten consecutive "
                         "working days.").verdict == SUPPORTED
     assert check(PORTS, "The backup server listens on port 9443.").verdict == SUPPORTED
+    # a modal named as a word is no modality of the sentence that defines it
+    assert check('SHOULD This word means that there may exist valid reasons to ignore a particular item.',
+                 "SHOULD means there may be valid reasons to ignore an item [1].").verdict == SUPPORTED
 
 
 # Verbatim quotes always verify (the extractive fallback quotes its sources).
