@@ -105,7 +105,7 @@ class Settings:
     # The reranked order mixes the reranker's rank with the first stage's, this much (0 = reranker alone).
     rerank_blend: float = field(default=1.0, metadata=_env("RERANK_BLEND"))
     reranker_min_score: float = field(default=0.5, metadata=_env("RERANKER_MIN_SCORE"))
-    reranker_min_keep: int = field(default=3, metadata=_env("RERANKER_MIN_KEEP"))
+    reranker_min_keep: int = field(default=5, metadata=_env("RERANKER_MIN_KEEP"))
     reranker_top_k: int = field(default=8, metadata=_env("RERANKER_TOP_K"))
     # Agent layer (rag_system/agent/): rules always run; the LLM only refines.
     agent_llm: bool = field(default=False, metadata=_env("AGENT_LLM"))

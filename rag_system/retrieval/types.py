@@ -41,7 +41,7 @@ class RetrievalOptions:
     rerank_depth: int = 10  # the reranker reads the first stage's top this many (0 = all)
     rerank_blend: float = 1.0  # weight of the first stage's rank in the reranked order (0 = reranker alone)
     min_score: float = 0.5
-    min_keep: int = 3
+    min_keep: int = 5
     top_k: int = 8
 
     @property
