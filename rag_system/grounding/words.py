@@ -140,7 +140,7 @@ pay,salary,wage,compensation,remuneration
 sick,ill,illness,sickness
 notice,notification,notify
 sign,execute
-agreement,contract,deal
+agreement,contract
 breach,violate,contravene,infringe
 party,signatory
 document,file,record
