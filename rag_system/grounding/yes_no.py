@@ -74,6 +74,19 @@ def unsettled_reply_dropped(question: str, text: str, settled: str | None) -> st
     return rest[:1].upper() + rest[1:]
 
 
+def backing_first(question: str, text: str, reply: str | None) -> str:
+    """A quoted list with the item that gives `reply` on its own moved to the top, so the "No." is
+    followed by the sentence that says no. In the web app, "Did the seller's counsel find that
+    executing the deal breaches StartupXYZ's organizational documents?" got "No." over a letter's
+    salutation and its list of documents reviewed; "does not violate any provision of the Company's
+    organizational documents" came third."""
+    items = text.strip().split("\n")
+    if not reply or len(items) < 2 or not all(i.startswith("- ") for i in items):
+        return text
+    first = next((n for n, item in enumerate(items) if answer_to(question, [Source(1, strip(item[2:]))]) == reply), 0)
+    return "\n".join([items[first], *items[:first], *items[first + 1:]]) if first else text
+
+
 def with_reply(text: str, reply: str | None) -> str:
     """`text` opening with the reply ("No. ..."; on a line of its own before a list), unless it has
     one or there is none to give."""
