@@ -14,8 +14,8 @@ from typing import Any
 
 from common.errors import bad_request
 from common.options import (BACKENDS, BY_NAME, CHAT, CHUNK_SIZE, ID_PATTERN, MAX_EMBEDDING_MODEL_CHARS, MAX_HISTORY,
-                            MAX_INDEXES, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, MAX_TOKENS, RETRIEVE, normalise_keys,
-                            read_options, TURN_ID_PATTERN)
+                            MAX_INDEXES, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, MAX_TOKENS, RETRIEVE, TURN_ID_PATTERN,
+                            normalise_keys, read_options)
 from rag_system.agent.types import Turn
 from rag_system.indexing.store import InvalidIndexNameError, validate_index_name
 

@@ -55,7 +55,8 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
         if a.unit is None:
             return None, ""
         kinds = {f.kind for f in a.findings}
-        if (kinds & DENIALS or _forbidden(unit, a.unit)) and unit.condition is None and len(a.matched & unit.keys()) >= min(2, len(unit.keys())):
+        shared = len(a.matched & unit.keys()) >= min(2, len(unit.keys()))
+        if (kinds & DENIALS or _forbidden(unit, a.unit)) and unit.condition is None and shared:
             # a premise worded otherwise is not what was asked; nor is a clause that shares one word
             # of what was asked ("there is no fallback reranker" for "Is the reranker switched on ...?")
             denied = denied or a.unit.text

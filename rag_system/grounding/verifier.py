@@ -90,10 +90,11 @@ class _Checker:
     def run(self) -> list[SentenceCheck]:
         parts = [split_reply(strip(self.text[s.start:s.end])) for s in self.sentences]
         wanted = set().union(*(_keys(body) for _, body in parts)) if parts else set()
-        if self.question and any(reply for reply, _ in parts):
-            wanted |= _keys(plain_question(self.question))  # a reply ("No [1].") is checked as the question
+        question = plain_question(self.question)  # a reply is checked as the question, in the documents' words
+        if question and any(reply for reply, _ in parts):
+            wanted |= _keys(question)  # a reply ("No [1].") is checked as the question, answered
         units, quotes = self._source_units(wanted)
-        asked_doc = self.engine.parse([plain(plain_question(self.question))])[0] if self.question else None
+        asked_doc = self.engine.parse([plain(question)])[0] if question else None
         asked = frozenset(_keys(self.question)) if self.question else frozenset()
         out = []
         for sentence, (_, body) in zip(self.sentences, parts):
