@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from common.lexicon import STOP_WORDS
 from rag_system.grounding.roots import root, same_meaning, synonyms
 from rag_system.grounding.stance import chain, comparators, modality, negated, privative, universal
 from rag_system.grounding.tokens import (
@@ -266,11 +267,16 @@ SIDES = frozenset({"from", "to", "into", "than", "before", "after"})
 
 def _predicate_chain(head: Any) -> set[int]:
     """The tokens that make up what a clause says of its subject: its head and the verbs and
-    complements chained to it ("is not guaranteed to be portable", "are valid, enforceable, and free")."""
+    complements chained to it ("is not guaranteed to be portable", "are valid, enforceable, and free"),
+    a light verb's object, which says what the verb does not ("do not have any cryptographic
+    protection" says "are not protected"), and what a framing verb frames ("Note that ...", as
+    `_predicate` reads it)."""
     out, todo = {head.i}, [head]
     while todo:
         for c in todo.pop().children:
-            if c.dep_ in ("xcomp", "acomp", "attr", "oprd", "conj") and c.i not in out:
+            verb = c.head.lemma_.lower()
+            if (c.dep_ in ("xcomp", "acomp", "attr", "oprd", "conj") or c.dep_ == "dobj" and verb in LIGHT
+                    or c.dep_ == "ccomp" and verb in FRAMING) and c.i not in out:
                 out.add(c.i)
                 todo.append(c)
     return out
@@ -376,7 +382,23 @@ def holds(unit: Unit, word: Word) -> bool:
     keys = unit.keys()
     if word.key in keys or any(same_meaning(word.key, k) for k in keys):
         return True
-    return word.key in unit.all_keys or bool(synonyms(word.key) & unit.all_keys)
+    return word.key in unit.all_keys or bool(synonyms(word.key) & unit.all_keys) or spelled_out(word.text, unit.text)
+
+
+_INITIALISM = re.compile(r"^[A-Z]{2,5}s?$")
+_SPELLING_WORD = re.compile(r"[A-Za-z][a-z]+")
+
+
+def spelled_out(word: str, text: str) -> bool:
+    """`word` is an initialism that `text` spells out in full: "IP" in "rights to intellectual
+    property", "NDA" in "non-disclosure agreement" (the words' first letters, function words
+    skipped, in a row)."""
+    if not _INITIALISM.match(word):
+        return False
+    letters = word.rstrip("s").lower() if len(word) > 2 and word.endswith("s") else word.lower()
+    words = [w.lower() for w in _SPELLING_WORD.findall(text) if w.lower() not in STOP_WORDS]
+    n = len(letters)
+    return any("".join(w[0] for w in words[i:i + n]) == letters for i in range(len(words) - n + 1))
 
 
 def kind_of(word: Word) -> str | None:

@@ -33,7 +33,7 @@ from rag_system.grounding.links import link_findings
 from rag_system.grounding.parser import Parser, parser
 from rag_system.grounding.questions import plain_question
 from rag_system.grounding.replies import reply_check, source_answer, split_reply
-from rag_system.grounding.roots import root
+from rag_system.grounding.roots import root, synonyms
 from rag_system.grounding.units import Unit, read_units
 from rag_system.grounding.wording import lexical_findings
 
@@ -90,7 +90,7 @@ class _Checker:
     def run(self) -> list[SentenceCheck]:
         parts = [split_reply(strip(self.text[s.start:s.end])) for s in self.sentences]
         wanted = set().union(*(_keys(body) for _, body in parts)) if parts else set()
-        question = plain_question(self.question)  # a reply is checked as the question, in the documents' words
+        question = plain_question(self.question, [s.text for s in self.numbered.values()])  # in the documents' words
         if question and any(reply for reply, _ in parts):
             wanted |= _keys(question)  # a reply ("No [1].") is checked as the question, answered
         units, quotes = self._source_units(wanted)
@@ -111,12 +111,13 @@ class _Checker:
         quotes: dict[tuple[int, int], tuple[int, int]] = {}  # (source, parsed sentence) -> its native sentence
         native: dict[tuple[int, int], tuple[int, int]] = {}
         jobs: list[tuple[int, int, str]] = []
+        alike = set().union(wanted, *(synonyms(k) for k in wanted))  # "sued" is read in "No litigation"
         for n, source in self.numbered.items():
             body = source.text[context_line(source):]
             offset = len(source.text) - len(body)
             spans = docent_native.split_sentences(body) or [(0, len(body))]
             items = item_numbers(plain(body))
-            near = {i for i, (a, b) in enumerate(spans) if _keys(body[a:b]) & wanted}
+            near = {i for i, (a, b) in enumerate(spans) if _keys(body[a:b]) & alike}
             near |= {i + d for i in near for d in (-2, -1, 1) if 0 <= i + d < len(spans)}
             for i in sorted(near):
                 a, b = spans[i]
@@ -176,7 +177,8 @@ def _negate(unit: Unit) -> Unit:
 
 
 def _keys(text: str) -> set[str]:
-    return {root(w) for w in WORD.findall(text.lower()) if len(w) > 2 or w.isdigit()}
+    """The roots of its words of three letters or more, its numbers, and its two-letter initials ("IP")."""
+    return {root(w) for w in WORD.findall(text) if len(w) > 2 or w.isdigit() or (len(w) == 2 and w.isupper())}
 
 
 def _context_keys(source: Source) -> frozenset[str]:
@@ -255,7 +257,7 @@ def answer_to(question: str, sources: Sequence[Source], engine: Parser | None = 
     in one clause (the question read as a claim, as a reply to it is checked)."""
     if question_language(question) != "en":
         return None
-    question = plain_question(question)
+    question = plain_question(question, [s.text for s in sources])
     engine = engine or parser()
     numbered = {s.n: s for s in sources}
     checker = _Checker(question, [], numbered, question, engine)

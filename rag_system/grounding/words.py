@@ -142,6 +142,11 @@ notice,notification,notify
 sign,execute
 agreement,contract
 breach,violate,contravene,infringe
+licence,license
+find,identify,discover,detect
+sue,lawsuit,litigation,litigate
+defence,defense
+offence,offense
 party,signatory
 document,file,record
 run,execute,operate,invoke

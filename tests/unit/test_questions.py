@@ -22,3 +22,17 @@ def test_a_closing_or_only_alternative_is_left_off():
 def test_words_that_only_contain_a_phrase_stay():
     assert plain_question("Is the boxed set handed over by default?") == "Is the boxed set handed over by default?"
     assert plain_question("Does the backhand count?") == "Does the backhand count?"
+
+
+def test_a_name_the_documents_abbreviate_is_written_as_their_initials():
+    sources = ["No IP-related claims are open.", "The NDA was signed."]
+    assert plain_question("Is the firm being sued over its intellectual property?", sources) == \
+        "Is the firm being sued over its IP?"
+    assert plain_question("Did both sides sign the non-disclosure agreement?", sources) == \
+        "Did both sides sign the NDA?"
+    # words that only happen to start with the letters, split by other words, or initials already used
+    assert plain_question("Is it in place?", sources) == "Is it in place?"
+    assert plain_question("Is intellectual and property law covered?", sources) == \
+        "Is intellectual and property law covered?"
+    assert plain_question("Is IP covered?", sources) == "Is IP covered?"
+    assert plain_question("Is intellectual property covered?") == "Is intellectual property covered?"

@@ -184,3 +184,18 @@ def test_the_item_that_gives_the_reply_comes_first():
     assert backing_first(question, quotes, None) == quotes
     assert backing_first(question, quotes, "yes") == quotes  # no item says yes: the order stays
     assert backing_first(question, "The lease does not violate it. [1]", "no") == "The lease does not violate it. [1]"
+
+
+def test_what_a_light_verb_has_is_what_it_says():
+    # "do not have any ... protection" says "are not protected"; "Note that" frames the clause
+    passage = "Note that heartbeat probes do not have any cryptographic protection."
+    assert answer_to("Are heartbeat probes cryptographically protected?", [Source(1, passage)]) == "no"
+
+
+def test_initials_and_spellings_the_documents_use_are_read_as_the_question_s_words():
+    certificate = "LITIGATION No IP-related litigation is pending or threatened."
+    assert answer_to("Is the vendor being sued over its intellectual property?", [Source(1, certificate)]) == "no"
+    nda = "Nothing in this NDA grants any licence to intellectual property of either party."
+    assert answer_to("Does the NDA give the buyer a license to the seller's IP?", [Source(1, nda)]) == "no"
+    review = "Licence compliance verified - no copyleft contamination issues identified."
+    assert answer_to("Did the review find copyleft contamination issues?", [Source(1, review)]) == "no"
