@@ -133,6 +133,8 @@ def ray_cluster(spec: str) -> Iterator[Workers]:
             ray.init(address=workers.address, runtime_env={"env_vars": env}, logging_level=logging.WARNING,
                      log_to_driver=False)
         else:
+            # A local cluster makes and uses its own token; Ray's notice about it is not the user's business.
+            logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
             root = str(Path(__file__).resolve().parents[2])
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
             ray.init(num_cpus=workers.cpus, include_dashboard=False, logging_level=logging.WARNING,
