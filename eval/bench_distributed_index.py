@@ -94,14 +94,16 @@ def _arm(spec: str, sources: list[Path], warm: Path, data: Path) -> dict[str, An
 
 def _workers_rss_mb() -> float:
     """Resident memory of this machine's Ray worker processes (the ones that ran tasks hold the model)."""
-    import psutil
-
     total = 0
-    for proc in psutil.process_iter(["cmdline", "memory_info"]):
-        cmdline = proc.info["cmdline"] or []
-        if cmdline and cmdline[0].startswith("ray::") and "Agent" not in cmdline[0]:
-            total += proc.info["memory_info"].rss
-    return round(total / 2**20, 1)
+    for entry in Path("/proc").iterdir():
+        try:
+            title = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+            if entry.name.isdigit() and title.startswith("ray::") and "Agent" not in title:
+                status = (entry / "status").read_text()
+                total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+        except (OSError, StopIteration):
+            continue
+    return round(total / 1024, 1)
 
 
 def _questions(data_dir: Path) -> list[str]:
