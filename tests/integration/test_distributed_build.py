@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rag_system.indexing.builder import build_index
+from rag_system.indexing.builder import BuildCancelled, build_index
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import Manifest
 from rag_system.indexing.store import ChunkTable, connect
@@ -204,3 +204,17 @@ def test_killed_worker_commits_nothing_then_a_rerun_finishes_and_one_change_is_o
     build_index([folder], "k", reference)  # the single-process build agrees on the incremental result too
     _assert_same_rows(_rows(reference, "k"), _rows(settings, "k"))
     assert json.dumps(_manifest(reference, "k"), sort_keys=True) == json.dumps(_manifest(settings, "k"), sort_keys=True)
+
+
+def test_cancel_commits_nothing(tmp_path: Path, corpus: Path, cluster: None) -> None:
+    settings = _settings(tmp_path / "data")
+    cancel = threading.Event()
+
+    def on_event(event: BuildEvent) -> None:
+        if event.type == "file_started":  # the first task has finished: the build is under way
+            cancel.set()
+
+    with pytest.raises(BuildCancelled, match="nothing was committed"):
+        build_index_distributed([corpus], "c", settings, on_event=on_event, cancel=cancel)
+    assert {t: len(rows) for t, rows in _rows(settings, "c").items()} == {"chunks": 0, "windows": 0, "vectors": 0}
+    assert _manifest(settings, "c") == {}
