@@ -218,3 +218,21 @@ def test_cancel_commits_nothing(tmp_path: Path, corpus: Path, cluster: None) -> 
         build_index_distributed([corpus], "c", settings, on_event=on_event, cancel=cancel)
     assert {t: len(rows) for t, rows in _rows(settings, "c").items()} == {"chunks": 0, "windows": 0, "vectors": 0}
     assert _manifest(settings, "c") == {}
+
+
+def test_cli_index_with_workers(tmp_path: Path, corpus: Path, cluster: None, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    from rag_system.cli.main import main
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for pdf in sorted(corpus.glob("*.pdf"))[:3]:
+        shutil.copy(pdf, folder / pdf.name)
+    monkeypatch.setenv("DOCENT_DATA_DIR", str(tmp_path / "data"))
+    assert main(["index", str(folder), "--index", "cli", "--workers", "local:0"]) == 2
+    assert "local:N" in capsys.readouterr().err
+    # The module's cluster is already connected: the CLI uses it as it is (a local:N of its own otherwise).
+    assert main(["index", str(folder), "--index", "cli", "--workers", "local:2", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["files"]["added"] == 3 and summary["index_totals"]["documents"] == 3
+    assert summary["timings_s"]["commit"] >= 0
