@@ -157,20 +157,25 @@ def build_index_distributed(
     cpus_per_task: int = 1,
     tasks_per_worker: int = TASKS_PER_WORKER,
     max_retries: int = 0,
+    hold: frozenset[Path] = frozenset(),
+    settle_s: float = 0.0,
+    remove: Sequence[str] = (),
 ) -> BuildSummary:
     """Bring `index` in line with the files under `inputs` on the connected Ray cluster (`ray_cluster`).
 
     The same result as `build_index`; each task takes `cpus_per_task` CPUs and embeds with as many
     threads. `max_retries`: how often Ray reruns a task whose worker died (a rerun writes new fragments;
     the dead attempt's are never committed). A cancel (`cancel` set) or a failed task raises
-    (`BuildCancelled`, `DistributedBuildError`) with nothing committed.
+    (`BuildCancelled`, `DistributedBuildError`) with nothing committed. `hold`, `settle_s` and `remove`
+    mean what they mean to `build_index`.
     """
     import ray
 
     if not ray.is_initialized():
         raise RuntimeError("no Ray cluster: connect first (rag_system.indexing.distributed.ray_cluster)")
     on_event = BuildProgress().sink(on_event)
-    setup = plan_build(inputs, index, settings, on_event, embedder_name=embedder_name)
+    setup = plan_build(inputs, index, settings, on_event, embedder_name=embedder_name, hold=hold,
+                       settle_s=settle_s, remove=remove)
     work = setup.plan.to_process
     timings: dict[str, float] = {"convert": 0.0, "embed": 0.0, "write": 0.0}
     jobs = [FileJob(source, previous, setup.stamps.get(source.path)) for source, previous in work]
