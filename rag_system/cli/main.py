@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="embedder of a new index (`embedders` lists them; an index keeps its own)")
     idx.add_argument("--local", action="store_true",
                      help="build in this process even when a RAG API serves the same store")
+    idx.add_argument("--workers", default=None, metavar="local:N|ray://HOST:PORT",
+                     help="fan the build out on Ray: N workers on this machine, or an existing cluster "
+                          "(the driver runs here, as with --local; Documentation/scale-out.md)")
 
     emb = sub.add_parser("reembed", help="re-embed an index with another embedder (its files are not read again)")
     emb.add_argument("--index", required=True, help="index name")
@@ -122,6 +125,8 @@ class CliFailure(RuntimeError):
 
 def _index_result(args: argparse.Namespace, settings, on_event) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """The build summary JSON: by the running RAG API of this store when there is one, else built here."""
+    if args.workers:
+        return _index_distributed(args, settings, on_event)
     api = None if args.local else find_running_api(settings)
     if api is not None:
         try:
@@ -146,6 +151,28 @@ def _index_result(args: argparse.Namespace, settings, on_event) -> dict[str, Any
     except (UnknownEmbedderError, FileNotFoundError, InvalidIndexNameError) as exc:
         raise CliFailure(str(exc), EXIT_USAGE) from exc
     except (EmbedderMismatchError, EmbedderLoadError) as exc:
+        raise CliFailure(str(exc), EXIT_ERROR) from exc
+
+
+def _index_distributed(args: argparse.Namespace, settings, on_event) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The build fanned out on Ray (`--workers`): this process plans and commits, the workers do the rest."""
+    from rag_system.embedding.base import EmbedderLoadError
+    from rag_system.embedding.registry import UnknownEmbedderError
+    from rag_system.indexing.distributed import (DistributedBuildError, build_index_distributed, parse_workers,
+                                                 ray_cluster)
+    from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
+
+    try:
+        parse_workers(args.workers)
+    except ValueError as exc:
+        raise CliFailure(str(exc), EXIT_USAGE) from exc
+    try:
+        with ray_cluster(args.workers):
+            return build_index_distributed(args.paths, args.index, settings, embedder_name=args.embedder,
+                                           on_event=on_event).to_json()
+    except (UnknownEmbedderError, FileNotFoundError, InvalidIndexNameError) as exc:
+        raise CliFailure(str(exc), EXIT_USAGE) from exc
+    except (EmbedderMismatchError, EmbedderLoadError, DistributedBuildError, ConnectionError) as exc:
         raise CliFailure(str(exc), EXIT_ERROR) from exc
 
 

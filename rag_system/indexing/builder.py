@@ -22,9 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_system.chunking.chunk import Chunk
 from rag_system.chunking.chunker import ChunkerOptions
-from rag_system.chunking.parts import chunk_file
 from rag_system.config import Settings
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.build_stages import EMBED_GROUP_CHUNKS, Ahead, Behind, short_switch_interval
@@ -35,6 +33,7 @@ from rag_system.indexing.group_writer import PROGRESS_BATCH, GroupWriter, shared
 from rag_system.indexing.languages import fts_options
 from rag_system.indexing.manifest import FileRecord, Manifest
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
+from rag_system.indexing.prepare import Prepared, file_stamp, prepare_file
 from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, open_store, validate_index_name
 from rag_system.ingestion import convert, supported_extensions
 from rag_system.ingestion.types import ConversionError, ConvertedDocument
@@ -42,23 +41,12 @@ from rag_system.ingestion.types import ConversionError, ConvertedDocument
 log = logging.getLogger(__name__)
 
 
-__all__ = ["EMBED_GROUP_CHUNKS", "PROGRESS_BATCH", "BuildCancelled", "build_index", "chunker_options"]
+__all__ = ["EMBED_GROUP_CHUNKS", "PROGRESS_BATCH", "BuildCancelled", "BuildSetup", "build_index", "chunker_options",
+           "finish_build", "plan_build", "remove_gone"]
 
 
 class BuildCancelled(RuntimeError):
     """The caller asked the build to stop; completed documents are kept."""
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    source: SourceFile
-    previous: FileRecord | None
-    document: ConvertedDocument | None
-    chunks: list[Chunk]
-    error: str | None
-    seconds: float
-    document_ids: tuple[str, ...] = ()  # per chunk: the file's id, or its part's (a mailbox's message)
-    held: bool = False  # written to while it was read: not indexed now (`_changed_since`)
 
 
 def hash_files(paths: Sequence[Path]) -> list[str]:
@@ -78,39 +66,54 @@ def chunker_options(settings: Settings, embedder: Embedder) -> ChunkerOptions:
                           window_at_topics=settings.chunk_window_at_topics)
 
 
-def build_index(
+@dataclass
+class BuildSetup:
+    """What a build knows once it has planned: the store's tables, the embedder, and what to do.
+
+    Shared by the single-process build (`build_index`) and the distributed one
+    (rag_system/indexing/distributed.py), so both plan, skip and remove exactly alike.
+    """
+
+    index: str
+    settings: Settings
+    embedder: Embedder
+    options: ChunkerOptions
+    table: ChunkTable
+    manifest: Manifest
+    records: dict[str, FileRecord]
+    plan: BuildPlan
+    stamps: dict[Path, tuple[int, int] | None]
+    converted: dict[Path, ConvertedDocument]  # files read to detect the language (EMBEDDER=auto)
+    summary: BuildSummary
+    started: float
+
+
+def plan_build(
     inputs: Sequence[Path],
     index: str,
     settings: Settings,
+    on_event: EventSink,
     *,
     embedder: Embedder | None = None,
     embedder_name: str | None = None,
-    on_event: EventSink = ignore_event,
-    cancel: threading.Event | None = None,
     hold: frozenset[Path] = frozenset(),
     settle_s: float = 0.0,
     remove: Sequence[str] = (),
-) -> BuildSummary:
-    """Bring index `index` in line with the files under `inputs`.
-
-    The embedder is the index's own (`choose_embedder`); `embedder_name`
-    chooses it for a new index and must match an existing one's. Without an
-    `embedder`, the model loads only once a file needs embedding. `hold`: files left as they are
-    indexed (still being written), and with `settle_s` every file modified within that time.
-    `remove`: indexed paths to drop in this build (the previous version of a replaced upload).
-    """
+) -> BuildSetup:
+    """Discover and hash the files, choose the embedder, open (or create) the tables and plan against
+    the manifest; reports `build_started` and the unchanged and duplicate files. Writes nothing but
+    empty tables (and a table whose vector layout changed is emptied: every file is then re-indexed)."""
     started = time.perf_counter()
     validate_index_name(index)
-    on_event = BuildProgress().sink(on_event)
     files, skipped, roots = discover(inputs, supported_extensions())
-    stamps = {f: _stamp(f) for f in files}  # before any byte is read: what the hash and the text must match
+    stamps = {f: file_stamp(f) for f in files}  # before any byte is read: what the hash and the text must match
     if settle_s > 0:
         recent = time.time_ns() - int(settle_s * 1e9)
         hold = hold | {f for f, stamp in stamps.items() if stamp is None or stamp[1] > recent}
     held = [f for f in files if f in hold]  # still being written: indexed as they were, for now
     files = [f for f in files if f not in hold]
     db = open_store(settings)
-    converted: dict[Path, ConvertedDocument] = {}  # files read to detect the language (EMBEDDER=auto)
+    converted: dict[Path, ConvertedDocument] = {}
     # Said before anything slow (reading files to detect their language can take a minute of OCR), so a
     # build reports that it is working from its first second, not only once the plan is made.
     on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "planning"}))
@@ -141,22 +144,78 @@ def build_index(
     plan.removed.extend(records[p] for p in dict.fromkeys(remove) if p in records and p not in listed
                         and records[p] not in plan.removed)
     _report_plan(plan, summary, on_event, records)
+    return BuildSetup(index, settings, embedder, options, table, manifest, records, plan, stamps, converted,
+                      summary, started)
 
-    for record in plan.removed:
-        if not shared_elsewhere(record.document_id, record.path, records):
-            table.delete_documents([record.document_id])
-        manifest.remove([record.path])
-        summary.removed += 1
+
+def remove_gone(setup: BuildSetup, on_event: EventSink) -> None:
+    """Drop the rows and manifest records of the files the plan removes (rows another path shares stay)."""
+    for record in setup.plan.removed:
+        if not shared_elsewhere(record.document_id, record.path, setup.records):
+            setup.table.delete_documents([record.document_id])
+        setup.manifest.remove([record.path])
+        setup.summary.removed += 1
         on_event(BuildEvent("file_removed", record.path))
 
-    timings = {"convert": 0.0, "embed": 0.0, "write": 0.0}
-    work = plan.to_process
-    writer = GroupWriter(table, manifest, embedder, options, summary, timings, on_event, records)
 
-    def prepare(item: tuple[SourceFile, FileRecord | None]) -> _Prepared:
+def finish_build(setup: BuildSetup, timings: dict[str, float], on_event: EventSink) -> BuildSummary:
+    """Refresh the full-text and ANN indexes after the writes, fill in the totals, report `build_done`."""
+    table, manifest, settings, summary = setup.table, setup.manifest, setup.settings, setup.summary
+    t0 = time.perf_counter()
+    changed = bool(summary.added or summary.updated or summary.removed)
+    fts = fts_options(settings, table.sample_texts())
+    # With nothing written and every full-text index current, there is nothing to refresh or compact.
+    if changed or not table.fts_current(**fts):
+        on_event(BuildEvent("fts_refreshed", data={"index": setup.index}))
+        table.refresh_fts(**fts, keep_versions_s=settings.keep_versions_s)
+        manifest.compact(settings.keep_versions_s)
+    timings["fts"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if table.refresh_ann(settings.ann_min_chunks):
+        timings["ann"] = time.perf_counter() - t0
+    summary.index_chunks = table.count()
+    summary.index_documents = len(manifest.records())
+    summary.timings = timings
+    summary.seconds = time.perf_counter() - setup.started
+    on_event(BuildEvent("build_done", data=summary.to_json()))
+    return summary
+
+
+def build_index(
+    inputs: Sequence[Path],
+    index: str,
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    embedder_name: str | None = None,
+    on_event: EventSink = ignore_event,
+    cancel: threading.Event | None = None,
+    hold: frozenset[Path] = frozenset(),
+    settle_s: float = 0.0,
+    remove: Sequence[str] = (),
+) -> BuildSummary:
+    """Bring index `index` in line with the files under `inputs`.
+
+    The embedder is the index's own (`choose_embedder`); `embedder_name`
+    chooses it for a new index and must match an existing one's. Without an
+    `embedder`, the model loads only once a file needs embedding. `hold`: files left as they are
+    indexed (still being written), and with `settle_s` every file modified within that time.
+    `remove`: indexed paths to drop in this build (the previous version of a replaced upload).
+    """
+    on_event = BuildProgress().sink(on_event)
+    setup = plan_build(inputs, index, settings, on_event, embedder=embedder, embedder_name=embedder_name,
+                       hold=hold, settle_s=settle_s, remove=remove)
+    remove_gone(setup, on_event)
+    embedder, options, summary, converted = setup.embedder, setup.options, setup.summary, setup.converted
+
+    timings = {"convert": 0.0, "embed": 0.0, "write": 0.0}
+    work = setup.plan.to_process
+    writer = GroupWriter(setup.table, setup.manifest, embedder, options, summary, timings, on_event, setup.records)
+
+    def prepare(item: tuple[SourceFile, FileRecord | None]) -> Prepared:
         source, previous = item
-        return _prepare(source, previous, settings, embedder, options, on_event, converted,
-                        stamps.get(source.path))
+        return prepare_file(source, previous, settings, embedder, options, on_event, converted,
+                            setup.stamps.get(source.path))
 
     taken = 0
     behind = Behind()
@@ -171,25 +230,7 @@ def build_index(
                 behind.submit(writer.write, group, *embedded)
     finally:
         behind.close()
-
-    t0 = time.perf_counter()
-    changed = bool(summary.added or summary.updated or summary.removed)
-    fts = fts_options(settings, table.sample_texts())
-    # With nothing written and every full-text index current, there is nothing to refresh or compact.
-    if changed or not table.fts_current(**fts):
-        on_event(BuildEvent("fts_refreshed", data={"index": index}))
-        table.refresh_fts(**fts, keep_versions_s=settings.keep_versions_s)
-        manifest.compact(settings.keep_versions_s)
-    timings["fts"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    if table.refresh_ann(settings.ann_min_chunks):
-        timings["ann"] = time.perf_counter() - t0
-    summary.index_chunks = table.count()
-    summary.index_documents = len(manifest.records())
-    summary.timings = timings
-    summary.seconds = time.perf_counter() - started
-    on_event(BuildEvent("build_done", data=summary.to_json()))
-    return summary
+    return finish_build(setup, timings, on_event)
 
 
 def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
@@ -226,48 +267,3 @@ def _language_sample(files: Sequence[Path], settings: Settings, converted: dict[
         if len(converted) >= limit:
             break
     return texts
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    """(size, mtime in ns), None for a file that is gone."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns
-
-
-def _prepare(source: SourceFile, previous: FileRecord | None, settings: Settings,
-             embedder: Embedder, options: ChunkerOptions, on_event: EventSink,
-             converted: dict[Path, ConvertedDocument] | None = None,
-             stamp: tuple[int, int] | None = None) -> _Prepared:
-    """Convert and chunk one file; failures become a reason, never an exception.
-
-    `stamp`: its (size, mtime) before its bytes were hashed. A file written to since is *held*, not
-    indexed: hash and text may be of two versions, or of half of one (an editor writing in two steps,
-    the second after the sync's settle check), and a reader would see half a document.
-    """
-    t0 = time.perf_counter()
-    path = str(source.path)
-    on_event(BuildEvent("file_started", path, {"size": source.size}))
-    try:
-        document = (converted or {}).pop(source.path, None) or convert(source.path, settings)
-        on_event(BuildEvent("file_converted", path, {
-            "pages": document.page_count, "blocks": len(document.blocks),
-            "ocr_engine": document.ocr_engine, "ocr_pages": list(document.ocr_pages),
-            "warnings": list(document.warnings),
-        }))
-        chunks, ids = chunk_file(document, source.document_id, embedder.count_tokens_batch, options)
-        if not chunks:
-            raise ConversionError(source.path, "no text found (the file has no extractable text)")
-        if stamp is not None and _stamp(source.path) != stamp:
-            on_event(BuildEvent("file_held", path, {"reason": "the file changed while it was read"}))
-            return _Prepared(source, previous, None, [], None, time.perf_counter() - t0, held=True)
-        on_event(BuildEvent("file_chunked", path, {"chunks": len(chunks)}))
-        return _Prepared(source, previous, document, chunks, None, time.perf_counter() - t0, tuple(ids))
-    except ConversionError as exc:
-        reason = exc.reason
-    except Exception as exc:  # a converter library failing on hostile input
-        log.warning("conversion of %s failed unexpectedly", path, exc_info=True)
-        reason = f"could not read the file ({type(exc).__name__}: {exc})"
-    return _Prepared(source, previous, None, [], reason, time.perf_counter() - t0)

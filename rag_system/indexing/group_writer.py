@@ -54,6 +54,29 @@ def chunk_vectors(chunks: Sequence[Chunk], flat: np.ndarray) -> tuple[np.ndarray
     return (means / np.maximum(norms, 1e-12)).astype(np.float32), windows
 
 
+def embed_group(embedder: Embedder, options: ChunkerOptions, group: Sequence[Any], on_event: EventSink) -> Embedded:
+    """A group of prepared files' chunk vectors and, with windows, each chunk's window vectors, in one
+    embedder call (its texts sorted by length across the files). Failed and held files contribute none.
+    A distributed build's tasks call it too (rag_system/indexing/ray_tasks.py): the same vectors."""
+    ready = [p for p in group if p.document is not None]
+    chunks = [c for p in ready for c in p.chunks]
+    windowed = bool(options.window_tokens)
+    texts = [t for c in chunks for t in (c.windows or (c.text,))] if windowed else [c.text for c in chunks]
+    flat = embedder.embed(texts, EmbeddingReport(ready, windowed, on_event), PROGRESS_BATCH)
+    return chunk_vectors(chunks, flat) if windowed else (flat, None)
+
+
+def file_record(prepared: Any, chunker_version: str, embedding_model: str) -> FileRecord:
+    """The manifest row of a prepared (converted and chunked) file, stamped now."""
+    document, source = prepared.document, prepared.source
+    return FileRecord(
+        path=str(source.path), document_id=source.document_id, document_name=document.name,
+        file_type=document.file_type, size=source.size, pages=document.page_count,
+        chunks=len(prepared.chunks), chunker_version=chunker_version, embedding_model=embedding_model,
+        ocr_engine=document.ocr_engine or "", indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
 def shared_elsewhere(document_id: str, path: str, records: dict[str, FileRecord]) -> bool:
     """Whether another indexed path has the same content (its rows must stay)."""
     return any(r.document_id == document_id and p != path for p, r in records.items())
@@ -84,7 +107,7 @@ def holds_any(table: ChunkTable, document_ids: Sequence[str]) -> bool:
 
 @dataclass
 class GroupWriter:
-    """Embeds a group of prepared files (`builder._Prepared`) and writes them; `timings` gets
+    """Embeds a group of prepared files (`prepare.Prepared`) and writes them; `timings` gets
     `embed` from the embedding thread and `write` from the write thread (different keys)."""
 
     table: ChunkTable
@@ -98,15 +121,10 @@ class GroupWriter:
 
     def embed(self, group: Sequence[Any]) -> Embedded:
         """The group's chunk vectors and, with windows, each chunk's window vectors."""
-        ready = [p for p in group if p.document is not None]
         t0 = time.perf_counter()
-        chunks = [c for p in ready for c in p.chunks]
-        windowed = bool(self.options.window_tokens)
-        texts = [t for c in chunks for t in (c.windows or (c.text,))] if windowed else [c.text for c in chunks]
-        flat = self.embedder.embed(texts, EmbeddingReport(ready, windowed, self.on_event), PROGRESS_BATCH)
-        vectors, windows = chunk_vectors(chunks, flat) if windowed else (flat, None)
+        embedded = embed_group(self.embedder, self.options, group, self.on_event)
         self.timings["embed"] += time.perf_counter() - t0
-        return vectors, windows
+        return embedded
 
     def write(self, group: Sequence[Any], vectors: np.ndarray, windows: list[np.ndarray] | None) -> None:
         """Each file's rows in its own commits, in order; appended when no table holds its documents."""
@@ -139,13 +157,7 @@ class GroupWriter:
         t0 = time.perf_counter()
         self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors, windows,
                               replacing=replacing, part_ids=prepared.document_ids or None)
-        self.manifest.upsert(FileRecord(
-            path=path, document_id=source.document_id, document_name=document.name,
-            file_type=document.file_type, size=source.size, pages=document.page_count,
-            chunks=len(prepared.chunks), chunker_version=self.options.version,
-            embedding_model=self.embedder.identity.model_id, ocr_engine=document.ocr_engine or "",
-            indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        ))
+        self.manifest.upsert(file_record(prepared, self.options.version, self.embedder.identity.model_id))
         self.timings["write"] += time.perf_counter() - t0
         summary = self.summary
         if previous is None:

@@ -78,7 +78,13 @@ class Manifest:
         return {row["path"]: FileRecord(**row) for row in rows}
 
     def upsert(self, record: FileRecord) -> None:
-        data = pa.Table.from_pylist([asdict(record)], schema=_SCHEMA)
+        self.upsert_all([record])
+
+    def upsert_all(self, records: Sequence[FileRecord]) -> None:
+        """Insert or replace these records in one commit (a distributed build records all its files at once)."""
+        if not records:
+            return
+        data = pa.Table.from_pylist([asdict(r) for r in records], schema=_SCHEMA)
         (self.table.merge_insert("path")
          .when_matched_update_all()
          .when_not_matched_insert_all()

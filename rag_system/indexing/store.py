@@ -115,6 +115,48 @@ def chunk_schema(identity: EmbedderIdentity, window_tokens: int = 0) -> pa.Schem
     )
 
 
+def chunk_rows(schema: pa.Schema, document_id: str, document_name: str, chunks: Sequence[Chunk],
+               vectors: np.ndarray, window_vectors: Sequence[np.ndarray] | None = None,
+               part_ids: Sequence[str] | None = None) -> tuple[pa.Table, list[str]]:
+    """The chunk table's rows of one file (in the table's `schema`) and each chunk's document id.
+
+    What `ChunkTable.add_chunks` writes, and a distributed build's task writes as a fragment
+    (rag_system/indexing/ray_tasks.py): one function, so both builds make the same rows.
+    `window_vectors` are required exactly when the schema has the windows column.
+    """
+    dim = schema.field("vector").type.list_size
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    has_windows = WINDOWS_COLUMN in schema.names
+    if has_windows != (window_vectors is not None):
+        raise ValueError("window vectors must be given exactly when the table stores them")
+    ids = [document_id] * len(chunks) if part_ids is None else list(part_ids)
+    if len(ids) != len(chunks):
+        raise ValueError("one document id per chunk is required")
+    extra: dict[str, Any] = {}
+    if window_vectors is not None:
+        if len(window_vectors) != len(chunks):
+            raise ValueError("one array of window vectors per chunk is required")
+        extra[WINDOWS_COLUMN] = multivector_column(window_vectors, dim)
+    data = pa.table(
+        {
+            "chunk_id": [c.chunk_id for c in chunks],
+            "document_id": ids,
+            "document_name": [document_name] * len(chunks),
+            "chunk_index": pa.array([c.chunk_index for c in chunks], pa.int32()),
+            "page_start": pa.array([c.page_start for c in chunks], pa.int32()),
+            "page_end": pa.array([c.page_end for c in chunks], pa.int32()),
+            "heading_path": [c.heading_path for c in chunks],
+            "block_type": [c.block_type for c in chunks],
+            "text": [c.text for c in chunks],
+            "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
+            "metadata": [metadata_json(c) for c in chunks],
+            **extra,
+        },
+        schema=schema,
+    )
+    return data, ids
+
+
 class ChunkTable:
     """One index's chunk table, with the identity check done on open."""
 
@@ -222,47 +264,13 @@ class ChunkTable:
                    replacing: Sequence[str] = (), part_ids: Sequence[str] | None = None) -> None:
         """Write one file's chunks in a single commit (never half a document); the rows of the
         `replacing` document ids (and their parts) go in that same commit (per table), so a reader
-        sees old or new.
-
-        `window_vectors[i]` is the (n_i, d) array of chunk i's window vectors;
-        required exactly when the table has a windows column. `part_ids[i]`, when given, is
-        chunk i's document id (a mailbox's message, `common/document_ids.py`) instead of
-        `document_id`.
+        sees old or new. `window_vectors[i]`: chunk i's (n_i, d) window vectors; `part_ids[i]`: chunk
+        i's document id when not `document_id` (a mailbox's message, `common/document_ids.py`).
         """
         if not chunks:
             return
-        schema = self.table.schema
-        dim = schema.field("vector").type.list_size
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-        has_windows = WINDOWS_COLUMN in schema.names
-        if has_windows != (window_vectors is not None):
-            raise ValueError(f"index {self.index!r}: window vectors must be given exactly when "
-                             "the table stores them")
-        ids = [document_id] * len(chunks) if part_ids is None else list(part_ids)
-        if len(ids) != len(chunks):
-            raise ValueError("one document id per chunk is required")
-        extra: dict[str, Any] = {}
-        if window_vectors is not None:
-            if len(window_vectors) != len(chunks):
-                raise ValueError("one array of window vectors per chunk is required")
-            extra[WINDOWS_COLUMN] = multivector_column(window_vectors, dim)
-        data = pa.table(
-            {
-                "chunk_id": [c.chunk_id for c in chunks],
-                "document_id": ids,
-                "document_name": [document_name] * len(chunks),
-                "chunk_index": pa.array([c.chunk_index for c in chunks], pa.int32()),
-                "page_start": pa.array([c.page_start for c in chunks], pa.int32()),
-                "page_end": pa.array([c.page_end for c in chunks], pa.int32()),
-                "heading_path": [c.heading_path for c in chunks],
-                "block_type": [c.block_type for c in chunks],
-                "text": [c.text for c in chunks],
-                "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
-                "metadata": [metadata_json(c) for c in chunks],
-                **extra,
-            },
-            schema=schema,
-        )
+        data, ids = chunk_rows(self.table.schema, document_id, document_name, chunks, vectors, window_vectors,
+                               part_ids)
         old = documents_where(replacing) if replacing else None
         if self.windows is not None:
             # Windows first: a crash in between leaves orphan windows, which the

@@ -78,6 +78,34 @@ def vector_schema(dimension: int) -> pa.Schema:
     ])
 
 
+def vector_rows(schema: pa.Schema, document_ids: Sequence[str], document_name: str, chunks: Sequence[Chunk],
+                window_vectors: Sequence[np.ndarray]) -> pa.Table:
+    """The window vector table's rows of one file's chunks: one per window vector (`window_vectors[i]` is
+    chunk i's (n_i, d) array). What `WindowVectorTable.add` writes, and a distributed build's task writes
+    as a fragment (rag_system/indexing/ray_tasks.py)."""
+    dimension = int(schema.field("vector").type.list_size)
+    counts = np.array([len(v) for v in window_vectors], dtype=np.int64)
+    owner = np.repeat(np.arange(len(chunks)), counts)
+    offset = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+
+    def per_window(values: list[Any], kind: pa.DataType) -> pa.Array:
+        return pa.array(values, kind).take(pa.array(owner))
+
+    flat = np.ascontiguousarray(np.concatenate(window_vectors) if len(chunks) else
+                                np.zeros((0, dimension)), dtype=np.float32).reshape(-1)
+    return pa.table({
+        "chunk_id": per_window([c.chunk_id for c in chunks], pa.string()),
+        "document_id": per_window(list(document_ids), pa.string()),
+        "document_name": per_window([document_name] * len(chunks), pa.string()),
+        "chunk_index": per_window([c.chunk_index for c in chunks], pa.int32()),
+        "page_start": per_window([c.page_start for c in chunks], pa.int32()),
+        "page_end": per_window([c.page_end for c in chunks], pa.int32()),
+        "block_type": per_window([c.block_type for c in chunks], pa.string()),
+        "window_index": pa.array(offset.astype(np.int32)),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(flat), dimension),
+    }, schema=schema)
+
+
 class WindowVectorTable:
     """One row per window vector of an index; written and deleted together with its chunks."""
 
@@ -101,26 +129,7 @@ class WindowVectorTable:
             window_vectors: Sequence[np.ndarray], replacing: str | None = None) -> None:
         """One row per window vector of each chunk (`window_vectors[i]` is chunk i's (n_i, d) array);
         with `replacing` (a filter on the old rows) old and new change places in one commit."""
-        counts = np.array([len(v) for v in window_vectors], dtype=np.int64)
-        owner = np.repeat(np.arange(len(chunks)), counts)
-        offset = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
-
-        def per_window(values: list[Any], kind: pa.DataType) -> pa.Array:
-            return pa.array(values, kind).take(pa.array(owner))
-
-        flat = np.ascontiguousarray(np.concatenate(window_vectors) if len(chunks) else
-                                    np.zeros((0, self.dimension)), dtype=np.float32).reshape(-1)
-        data = pa.table({
-            "chunk_id": per_window([c.chunk_id for c in chunks], pa.string()),
-            "document_id": per_window(list(document_ids), pa.string()),
-            "document_name": per_window([document_name] * len(chunks), pa.string()),
-            "chunk_index": per_window([c.chunk_index for c in chunks], pa.int32()),
-            "page_start": per_window([c.page_start for c in chunks], pa.int32()),
-            "page_end": per_window([c.page_end for c in chunks], pa.int32()),
-            "block_type": per_window([c.block_type for c in chunks], pa.string()),
-            "window_index": pa.array(offset.astype(np.int32)),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(flat), self.dimension),
-        }, schema=self.table.schema)
+        data = vector_rows(self.table.schema, document_ids, document_name, chunks, window_vectors)
         if replacing is not None:
             replace_rows(self.table, ["chunk_id", "window_index"], data, replacing)
         elif data.num_rows:

@@ -76,6 +76,27 @@ def replace_rows(table: Any, keys: list[str], data: pa.Table, old: str) -> None:
      .when_not_matched_by_source_delete(old).execute(data))
 
 
+def window_rows(document_ids: Sequence[str], document_name: str, chunks: Sequence[Chunk]) -> pa.Table:
+    """The window table's rows of one file's chunks: one per window (a chunk without windows contributes its
+    text), `document_ids[i]` being chunk i's. What `WindowTable.add` writes, and a distributed build's task
+    writes as a fragment (rag_system/indexing/ray_tasks.py)."""
+    rows: dict[str, list[Any]] = {name: [] for name in WINDOW_SCHEMA.names}
+    for chunk, document_id in zip(chunks, document_ids, strict=True):
+        texts = chunk.windows or (chunk.text,)
+        for i, text in enumerate(texts[: len(texts) - chunk.vector_only_windows]):
+            rows["chunk_id"].append(chunk.chunk_id)
+            rows["document_id"].append(document_id)
+            rows["document_name"].append(document_name)
+            rows["chunk_index"].append(chunk.chunk_index)
+            rows["page_start"].append(chunk.page_start)
+            rows["page_end"].append(chunk.page_end)
+            rows["block_type"].append(chunk.block_type)
+            rows["window_index"].append(i)
+            rows["text"].append(text)
+            rows["text_exact"].append(text)
+    return pa.table(rows, schema=WINDOW_SCHEMA)
+
+
 class WindowTable:
     """Window rows of one index; written and deleted together with its chunks."""
 
@@ -94,24 +115,10 @@ class WindowTable:
         """One row per window (a chunk without windows contributes its text), `document_ids[i]` being
         chunk i's; with `replacing` (a filter on the old rows), the old rows go and the new ones come
         in one commit."""
-        rows: dict[str, list[Any]] = {name: [] for name in WINDOW_SCHEMA.names}
-        for chunk, document_id in zip(chunks, document_ids, strict=True):
-            texts = chunk.windows or (chunk.text,)
-            for i, text in enumerate(texts[: len(texts) - chunk.vector_only_windows]):
-                rows["chunk_id"].append(chunk.chunk_id)
-                rows["document_id"].append(document_id)
-                rows["document_name"].append(document_name)
-                rows["chunk_index"].append(chunk.chunk_index)
-                rows["page_start"].append(chunk.page_start)
-                rows["page_end"].append(chunk.page_end)
-                rows["block_type"].append(chunk.block_type)
-                rows["window_index"].append(i)
-                rows["text"].append(text)
-                rows["text_exact"].append(text)
-        data = pa.table(rows, schema=WINDOW_SCHEMA)
+        data = window_rows(document_ids, document_name, chunks)
         if replacing is not None:
             replace_rows(self.table, ["chunk_id", "window_index"], data, replacing)
-        elif rows["chunk_id"]:
+        elif data.num_rows:
             self.table.add(data)
 
     def has_fts_index(self) -> bool:
