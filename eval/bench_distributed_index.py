@@ -32,16 +32,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from eval.corpora import build_sources
+
 GOLD = ("rfc.jsonl", "docs.jsonl", "acquisition.jsonl")
 QUESTIONS_PER_SET = 8
 
 
 def _sources(args: argparse.Namespace) -> list[Path]:
-    if args.docs:
-        return [args.docs]
-    corpora = args.data_dir / "localgpt" / "corpora"
-    return [corpora / "rfc", corpora / "docs", corpora / "acquisition",
-            corpora / "atlas7_service_manual.pdf", corpora / "northwind_leave_policy.pdf"]
+    return build_sources(args.data_dir, args.docs)
 
 
 def _arm(spec: str, sources: list[Path], warm: Path, data: Path) -> dict[str, Any]:

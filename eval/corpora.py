@@ -43,6 +43,15 @@ def known_corpora(data_dir: Path) -> dict[str, Corpus]:
     }
 
 
+def build_sources(data_dir: Path, docs: Path | None = None) -> list[Path]:
+    """What the indexing benchmarks build: `docs` when given, else every localGPT corpus."""
+    if docs:
+        return [docs]
+    corpora = data_dir / "localgpt" / "corpora"
+    return [corpora / "rfc", corpora / "docs", corpora / "acquisition",
+            corpora / "atlas7_service_manual.pdf", corpora / "northwind_leave_policy.pdf"]
+
+
 ALL = ("atlas7", "hr", "docs", "mixed", "acq", "acq+docs", "rfc", "pydocs")
 
 #: The Debian Reference sets (eval/debref/build.py generates the corpus; the gold rows are committed).
