@@ -9,7 +9,7 @@ SSE follower replays from the start and then follows live. After every job
 the `on_changed(index)` callback drops cached table handles and cached
 answers for that index.
 
-With `DOCENT_RAY_ADDRESS` set, build jobs run on that Ray cluster
+With `DOCENT_RAY_ADDRESS` set, builds and syncs run on that Ray cluster
 (`rag_system/indexing/ray_builds.py`) with the same events, cancel and
 summary; the writer thread stays the one writer, as the cluster's driver.
 """
@@ -344,7 +344,8 @@ class JobQueue:
             paths = [self.roots.resolve(f) if Path(f).exists() else Path(f) for f in job.paths]
             # The index's own embedder once it exists; before, the one asked for at bind time, else the default.
             run = sync_index(job.index, paths, self.settings, trigger=job.trigger, embedder=self.embedder,
-                             embedder_name=job.embedder, on_event=job.handle, cancel=job.cancel)
+                             embedder_name=job.embedder, on_event=job.handle, cancel=job.cancel,
+                             build=build_index if self.ray is None else self.ray.build)
         except BuildCancelled as exc:
             self._finish(job, "cancelled", str(exc))
         except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:

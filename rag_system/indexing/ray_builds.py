@@ -44,14 +44,17 @@ class RayBuilds:
 
     def build(self, inputs: Sequence[Path], index: str, settings: Settings, *, embedder: Embedder | None = None,
               embedder_name: str | None = None, on_event: EventSink = ignore_event,
-              cancel: threading.Event | None = None, remove: Sequence[str] = ()) -> BuildSummary:
-        """`build_index_distributed` on the cluster, connecting first if this process is not connected yet."""
+              cancel: threading.Event | None = None, remove: Sequence[str] = (), hold: frozenset[Path] = frozenset(),
+              settle_s: float = 0.0) -> BuildSummary:
+        """`build_index_distributed` on the cluster, connecting first if this process is not connected yet.
+
+        The arguments are `build_index`'s, so a build job and a sync can call either."""
         with self._lock:
             self._connect()
             try:
                 return build_index_distributed(inputs, index, settings, embedder=embedder,
                                                embedder_name=embedder_name, on_event=on_event, cancel=cancel,
-                                               remove=remove)
+                                               remove=remove, hold=hold, settle_s=settle_s)
             except (BuildCancelled, DistributedBuildError):
                 raise
             except Exception as exc:

@@ -3,7 +3,7 @@
 A real in-process RAG API with `DOCENT_RAY_ADDRESS=local:2`: the first build job starts a local
 cluster of two workers and keeps it, the job's event stream carries the distributed build's
 `build_committed`, the index answers `/retrieve`, a cancel of a running distributed job leaves
-nothing committed, and the API's shutdown stops the cluster. An address Ray cannot use fails the
+nothing committed, a synced folder syncs on the cluster too, and the API's shutdown stops the cluster. An address Ray cannot use fails the
 job with the reason while every other request is answered.
 """
 
@@ -114,3 +114,16 @@ def test_cancel_of_a_running_distributed_job_commits_nothing(api: Api) -> None:
     # The cluster is still usable: the same build, run again, finishes.
     job, _ = build(api, "ray2", [str(docs)])
     assert job["state"] == "done" and job["summary"]["files"]["added"] == 4
+
+
+def test_a_synced_folder_syncs_on_the_cluster(api: Api) -> None:
+    folder = write_docs(api.uploads / "synced", {"otters.md": "# Otters\n\nSea otters hold hands while they sleep."})
+    status, _, bound = api.call("POST", "/indexes/ray3/sync/folders", {"folder": str(folder)})
+    assert status == 201, bound
+    events = api.stream(f"/index/jobs/{bound['job_id']}/events", method="GET")
+    status, _, job = api.call("GET", f"/index/jobs/{bound['job_id']}")
+    assert job["kind"] == "sync" and job["state"] == "done", job
+    assert job["summary"]["sync"]["added"] == 1
+    assert [e for e, _ in events].count("build_committed") == 1
+    status, _, found = api.call("POST", "/retrieve", {"query": "otters sleep", "index": "ray3", "retrieval_k": 3})
+    assert status == 200 and found["results"][0]["document_name"] == "otters.md"
