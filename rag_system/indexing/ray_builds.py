@@ -66,10 +66,19 @@ class RayBuilds:
                     f"({type(exc).__name__}: {_last_line(exc)}); nothing was committed: "
                     "the next build connects again") from exc
 
-    def close(self) -> None:
-        """Disconnect (a local cluster stops); the next build would connect again."""
-        with self._lock:
+    def close(self, timeout: float = 10.0) -> None:
+        """Disconnect (a local cluster stops); the next build would connect again.
+
+        Waits up to `timeout` for a build still running (the API cancels it first); past that the API's
+        shutdown goes on, and Ray's own exit handler disconnects when the process ends."""
+        if not self._lock.acquire(timeout=timeout):
+            log.warning("a build on the Ray cluster %s is still running; leaving it to Ray's exit handler",
+                        self.address)
+            return
+        try:
             self._disconnect()
+        finally:
+            self._lock.release()
 
     def _connect(self) -> None:
         if self._connection is not None:
