@@ -167,6 +167,9 @@ class Settings:
     writer_url: str = field(default="", metadata=_env("DOCENT_WRITER_URL"))
     read_consistency_s: float = field(default=0.0, metadata=_env("DOCENT_READ_CONSISTENCY_S"))
     keep_versions_s: float = field(default=3600.0, metadata=_env("DOCENT_KEEP_VERSIONS_S"))
+    # The RAG API's index builds on Ray (rag_system/indexing/ray_builds.py): "" = in its own process,
+    # local:N = a local cluster of N workers, ray://host:port = an existing cluster.
+    ray_address: str = field(default="", metadata=_env("DOCENT_RAY_ADDRESS"))
     # Memory (Documentation/configuration.md): LanceDB's caches, one pair per process
     # (rag_system/indexing/connection.py), and glibc's mmap threshold (rag_system/indexing/allocator.py).
     lancedb_index_cache_mb: int = field(default=512, metadata=_env("LANCEDB_INDEX_CACHE_MB"))
@@ -340,6 +343,9 @@ def _validate_scale(settings: Settings) -> None:
         raise ConfigError(f"DOCENT_KEEP_VERSIONS_S ({settings.keep_versions_s:g}) must be at least "
                           f"DOCENT_READ_CONSISTENCY_S + {_QUERY_MARGIN_S:g} s: replicas may read old "
                           "versions that long")
+    if settings.ray_address and not re.fullmatch(r"local:[1-9]\d*|ray://[^\s/:]+(:\d+)?", settings.ray_address):
+        raise ConfigError(f"DOCENT_RAY_ADDRESS must be empty (builds in the RAG API's process), local:N (N >= 1 "
+                          f"workers on this machine) or ray://host:port (a Ray cluster), got {settings.ray_address!r}")
     if settings.aws_endpoint.startswith("http://") and not settings.aws_allow_http:
         raise ConfigError(f"AWS_ENDPOINT_URL {settings.aws_endpoint!r} is plain HTTP; "
                           "set AWS_ALLOW_HTTP=true to allow it")

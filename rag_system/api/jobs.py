@@ -8,6 +8,10 @@ folded from the builder's `BuildEvent`s, and the event list itself, which an
 SSE follower replays from the start and then follows live. After every job
 the `on_changed(index)` callback drops cached table handles and cached
 answers for that index.
+
+With `DOCENT_RAY_ADDRESS` set, builds and syncs run on that Ray cluster
+(`rag_system/indexing/ray_builds.py`) with the same events, cancel and
+summary; the writer thread stays the one writer, as the cluster's driver.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_system.api.paths import AllowedRoots, PathNotAllowedError
 from rag_system.config import Settings
@@ -35,6 +39,9 @@ from rag_system.indexing.store import ChunkTable, open_store, table_exists, tabl
 from rag_system.indexing.sync_state import SyncRun, sync_table_name
 from rag_system.indexing.window_vectors import VECTORS_SUFFIX
 from rag_system.indexing.windows import WINDOWS_SUFFIX
+
+if TYPE_CHECKING:
+    from rag_system.indexing.ray_builds import RayBuilds
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +167,7 @@ class JobQueue:
         self._queue: queue.Queue[Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="docent-index-writer", daemon=True)
         self.finished_counts = {"done": 0, "failed": 0, "cancelled": 0}
+        self.ray = _ray_builds(settings)
 
     # -- API -------------------------------------------------------------------
     def start(self) -> None:
@@ -171,6 +179,8 @@ class JobQueue:
                 job.cancel.set()
         self._queue.put(None)
         self._thread.join(timeout)
+        if self.ray is not None:  # waits for a distributed build still running (cancelled above) to end
+            self.ray.close()
 
     @property
     def alive(self) -> bool:
@@ -293,9 +303,10 @@ class JobQueue:
         try:
             paths = self.roots.resolve_all(list(job.paths))  # again: the tree may have changed since
             settings = replace(self.settings, chunk_tokens=job.chunk_tokens) if job.chunk_tokens else self.settings
-            summary = build_index(paths, job.index, settings, embedder=self.embedder,
-                                  embedder_name=job.embedder or self.settings.embedder, on_event=job.handle,
-                                  cancel=job.cancel, remove=job.remove)
+            build = build_index if self.ray is None else self.ray.build
+            summary = build(paths, job.index, settings, embedder=self.embedder,
+                            embedder_name=job.embedder or self.settings.embedder, on_event=job.handle,
+                            cancel=job.cancel, remove=job.remove)
         except BuildCancelled as exc:
             self._finish(job, "cancelled", str(exc))
         except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:
@@ -333,7 +344,8 @@ class JobQueue:
             paths = [self.roots.resolve(f) if Path(f).exists() else Path(f) for f in job.paths]
             # The index's own embedder once it exists; before, the one asked for at bind time, else the default.
             run = sync_index(job.index, paths, self.settings, trigger=job.trigger, embedder=self.embedder,
-                             embedder_name=job.embedder, on_event=job.handle, cancel=job.cancel)
+                             embedder_name=job.embedder, on_event=job.handle, cancel=job.cancel,
+                             build=build_index if self.ray is None else self.ray.build)
         except BuildCancelled as exc:
             self._finish(job, "cancelled", str(exc))
         except (PathNotAllowedError, FileNotFoundError, ValueError, RuntimeError) as exc:
@@ -353,3 +365,12 @@ class JobQueue:
             if table_exists(db, table):
                 db.drop_table(table)
         return existed
+
+
+def _ray_builds(settings: Settings) -> RayBuilds | None:
+    """The Ray cluster build jobs go to (`DOCENT_RAY_ADDRESS`); imported only when one is configured."""
+    if not settings.ray_address:
+        return None
+    from rag_system.indexing.ray_builds import RayBuilds
+
+    return RayBuilds(settings.ray_address)

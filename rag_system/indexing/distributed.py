@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_system.config import Settings
+from rag_system.embedding.base import Embedder
 from rag_system.indexing.build_progress import BuildProgress
 from rag_system.indexing.builder import BuildCancelled, BuildSetup, finish_build, plan_build, remove_gone
 from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, ignore_event
@@ -151,6 +152,7 @@ def build_index_distributed(
     index: str,
     settings: Settings,
     *,
+    embedder: Embedder | None = None,
     embedder_name: str | None = None,
     on_event: EventSink = ignore_event,
     cancel: threading.Event | None = None,
@@ -167,14 +169,15 @@ def build_index_distributed(
     threads. `max_retries`: how often Ray reruns a task whose worker died (a rerun writes new fragments;
     the dead attempt's are never committed). A cancel (`cancel` set) or a failed task raises
     (`BuildCancelled`, `DistributedBuildError`) with nothing committed. `hold`, `settle_s` and `remove`
-    mean what they mean to `build_index`.
+    mean what they mean to `build_index`. `embedder`: an instance the driver may plan with (the RAG API's,
+    so the driver loads no second one) when it is the index's; the workers always load their own.
     """
     import ray
 
     if not ray.is_initialized():
         raise RuntimeError("no Ray cluster: connect first (rag_system.indexing.distributed.ray_cluster)")
     on_event = BuildProgress().sink(on_event)
-    setup = plan_build(inputs, index, settings, on_event, embedder_name=embedder_name, hold=hold,
+    setup = plan_build(inputs, index, settings, on_event, embedder=embedder, embedder_name=embedder_name, hold=hold,
                        settle_s=settle_s, remove=remove)
     work = setup.plan.to_process
     timings: dict[str, float] = {"convert": 0.0, "embed": 0.0, "write": 0.0}

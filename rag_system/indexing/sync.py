@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from rag_system.config import Settings
@@ -67,8 +67,12 @@ def unsettled(folders: Sequence[Path], settle_s: float, cancel: threading.Event 
 
 def sync_index(index: str, folders: Sequence[Path], settings: Settings, *, trigger: str = "manual",
                embedder: Embedder | None = None, embedder_name: str | None = None, on_event: EventSink = ignore_event,
-               cancel: threading.Event | None = None) -> SyncRun:
-    """Bring `index` in line with `folders` now (files still being written are held) and record the run."""
+               cancel: threading.Event | None = None,
+               build: Callable[..., BuildSummary] = build_index) -> SyncRun:
+    """Bring `index` in line with `folders` now (files still being written are held) and record the run.
+
+    `build`: `build_index`, or what the RAG API builds with when `DOCENT_RAY_ADDRESS` sends its builds to
+    Ray (`RayBuilds.build`, which takes the same arguments), so a sync runs where a build job would."""
     started = time.perf_counter()
     run = SyncRun(at=now_iso(), trigger=trigger)
     changes: list[dict[str, str]] = []
@@ -87,8 +91,8 @@ def sync_index(index: str, folders: Sequence[Path], settings: Settings, *, trigg
                                     "nothing was changed: mount it again, or unbind it to drop its files")
         held = unsettled(folders, settings.sync_settle_s, cancel)
         run.held = sorted(str(p) for p in held)
-        summary = build_index(list(folders), index, settings, embedder=embedder, embedder_name=embedder_name,
-                              on_event=collect, cancel=cancel, hold=held, settle_s=settings.sync_settle_s)
+        summary = build(list(folders), index, settings, embedder=embedder, embedder_name=embedder_name,
+                        on_event=collect, cancel=cancel, hold=held, settle_s=settings.sync_settle_s)
         _fill(run, summary, changes)
     except Exception as exc:  # recorded for the index's sync status, then raised to the caller
         run.error = str(exc) or type(exc).__name__

@@ -1,0 +1,106 @@
+"""A distributed build (issue 46) onto the S3 store: the same index as a single-process build onto it.
+
+A local Ray cluster of two workers builds onto a SeaweedFS prefix, the single process onto another;
+both must hold the same chunk ids and rows in all three tables and the same manifest, first from
+nothing and again after one file changed. The workers reach the store with the storage options the
+driver sends in the task spec (`TaskSpec.storage_options`): the cluster starts without the AWS_*
+endpoint and credential variables in its environment (the test's settings hold them), so nothing else
+could carry them to the workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rag_system.indexing.builder import build_index
+from rag_system.indexing.manifest import Manifest
+from rag_system.indexing.store import ChunkTable, open_store
+from testkit.docs import make_markdown, make_pdf
+from tests.integration.api_support import write_docs
+from tests.scale.conftest import s3_settings
+
+ray = pytest.importorskip("ray", reason="ray is not installed (requirements.txt)")
+pytest.importorskip("lance", reason="pylance is not installed (requirements.txt)")
+
+from rag_system.indexing.distributed import build_index_distributed, ray_cluster  # noqa: E402
+
+Rows = dict[str, dict[str, dict[str, Any]]]
+
+
+#: What a worker would otherwise find the store by; removed from the environment the cluster inherits.
+STORE_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+                   "AWS_ALLOW_HTTP", "LANCEDB_URI")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    if ray.is_initialized():
+        pytest.skip("this process is already connected to a Ray cluster, started with another environment")
+    with pytest.MonkeyPatch.context() as env:
+        for name in STORE_VARIABLES:
+            env.delenv(name, raising=False)
+        with ray_cluster("local:2"):
+            yield
+
+
+def _rows(settings: Any, index: str) -> Rows:
+    """Every table's rows by key: chunks by chunk id, windows and window vectors by (chunk id, window)."""
+    table = ChunkTable.open(open_store(settings), index)
+    out = {"chunks": {r["chunk_id"]: r for r in table.table.to_arrow().to_pylist()}}
+    for name, side in (("windows", table.windows), ("vectors", table.vectors)):
+        if side is not None:
+            out[name] = {f"{r['chunk_id']}/{r['window_index']}": r for r in side.table.to_arrow().to_pylist()}
+    return out
+
+
+def _manifest(settings: Any, index: str) -> dict[str, dict[str, Any]]:
+    manifest = Manifest.open_existing(open_store(settings), index)
+    assert manifest is not None
+    return {path: {k: v for k, v in vars(r).items() if k != "indexed_at"} for path, r in manifest.records().items()}
+
+
+def _assert_same(single: Any, spread: Any, index: str) -> None:
+    a, b = _rows(single, index), _rows(spread, index)
+    assert a.keys() == b.keys() and a["chunks"], a.keys()
+    for table in a:
+        assert a[table].keys() == b[table].keys(), table
+        for key, row in a[table].items():
+            for column, value in row.items():
+                other = b[table][key][column]
+                if column in ("vector", "vectors"):
+                    assert np.allclose(np.array(value, dtype=np.float32), np.array(other, dtype=np.float32),
+                                       atol=1e-5), (table, key, column)
+                else:
+                    assert value == other, (table, key, column)
+    assert _manifest(single, index) == _manifest(spread, index)
+
+
+def test_distributed_build_onto_s3_equals_the_single_process_build(s3: Any, s3_uri: str, tmp_path: Path,
+                                                                   cluster: None) -> None:
+    docs = write_docs(tmp_path / "docs")
+    make_pdf(docs / "atlas.pdf")
+    make_markdown(docs / "guide.md")
+    # fp32: with bfloat16 a vector depends on the batch it was embedded in (tests/integration/test_distributed_build.py)
+    single = s3_settings(s3, f"{s3_uri}-single", tmp_path / "single", EMBEDDING_PRECISION="fp32")
+    spread = s3_settings(s3, f"{s3_uri}-spread", tmp_path / "spread", EMBEDDING_PRECISION="fp32")
+    assert spread.storage_options["aws_access_key_id"]  # the options the tasks carry
+
+    alone = build_index([docs], "kb", single)
+    events: list[Any] = []
+    summary = build_index_distributed([docs], "kb", spread, on_event=events.append)
+    assert (summary.added, summary.failed, summary.chunks) == (alone.added, [], alone.chunks) and alone.added == 5
+    committed = [e.data for e in events if e.type == "build_committed"]
+    assert len(committed) == 1 and committed[0]["fragments"]["chunks"] >= 1
+    _assert_same(single, spread, "kb")
+    assert not (tmp_path / "spread" / "lancedb").exists()  # everything went to the store
+
+    (docs / "garden.md").write_text("# Garden\n\nQuokkas are small marsupials that live on Rottnest Island.\n")
+    build_index([docs], "kb", single)
+    again = build_index_distributed([docs], "kb", spread)
+    assert (again.added, again.updated, again.unchanged, again.failed) == (0, 1, 4, [])
+    _assert_same(single, spread, "kb")
