@@ -67,6 +67,7 @@ def sentence_errors(claims: list[Claim], blocks: dict[int, str]) -> list[Polarit
     errors: list[PolarityError] = []
     for claim in claims:
         cited = [s for n in claim.citations if n in blocks for s in sentences(blocks[n], wrapped=True)]
+        cited += [part for s in cited if ";" in s for part in _halves(s)]
         if not cited:
             continue
         candidates = [(s, content_words(s, NEGATION_WORDS)) for s in cited]
@@ -81,6 +82,13 @@ def sentence_errors(claims: list[Claim], blocks: dict[int, str]) -> list[Polarit
             if _overlap(words, best[1]) >= SENTENCE_MATCH and polarity(best[0]) != mine:
                 errors.append(PolarityError(sentence, best[0], claim.citations))
     return errors
+
+
+def _halves(sentence: str) -> list[str]:
+    """The parts of a sentence a semicolon joins, each its own candidate: a claim restating "otherwise
+    it builds ... from the first 40 loaded overviews" is not contradicted by the "when no overviews are
+    loaded" before the semicolon."""
+    return [part.strip() for part in sentence.split(";") if len(part.split()) >= 3]
 
 
 def stance(answer_claims: list[Claim], documented: str) -> str | None:

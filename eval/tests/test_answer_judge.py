@@ -151,3 +151,10 @@ def test_markdown_list_items_in_a_block_are_sentences_of_their_own() -> None:
     assert sentence_errors(split_claims(paraphrase), {1: block}) == []
     flipped = "A later rerankers release will not add a Qwen3 backend, so the route need not be revisited [1]."
     assert len(sentence_errors(split_claims(flipped), {1: block})) == 1
+
+
+def test_the_half_of_a_sentence_a_claim_restates_decides_its_polarity() -> None:
+    blocks = {1: "The cache is skipped when no overviews are loaded; otherwise the router reads the first 40 "
+                 "loaded overviews."}
+    assert sentence_errors(split_claims("The router reads the first 40 loaded overviews. [1]"), blocks) == []
+    assert len(sentence_errors(split_claims("The cache is skipped when overviews are loaded. [1]"), blocks)) == 1
