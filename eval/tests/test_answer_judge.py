@@ -156,5 +156,5 @@ def test_markdown_list_items_in_a_block_are_sentences_of_their_own() -> None:
 def test_the_half_of_a_sentence_a_claim_restates_decides_its_polarity() -> None:
     blocks = {1: "The cache is skipped when no overviews are loaded; otherwise the router reads the first 40 "
                  "loaded overviews."}
-    assert sentence_errors(split_claims("The router reads the first 40 loaded overviews. [1]"), blocks) == []
+    assert sentence_errors(split_claims("The router uses the first 40 loaded overviews. [1]"), blocks) == []
     assert len(sentence_errors(split_claims("The cache is skipped when overviews are loaded. [1]"), blocks)) == 1
