@@ -21,6 +21,7 @@ import threading
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
+
 from rag_system.config import Settings
 from rag_system.embedding.base import Embedder
 from rag_system.indexing.builder import BuildCancelled
