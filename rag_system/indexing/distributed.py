@@ -131,8 +131,7 @@ def ray_cluster(spec: str) -> Iterator[Workers]:
         warnings.filterwarnings("ignore", message=".*fork", category=RuntimeWarning)
         warnings.filterwarnings("ignore", message=".*fork", category=UserWarning)
         if workers.address is not None:
-            ray.init(address=workers.address, runtime_env={"env_vars": env}, logging_level=logging.WARNING,
-                     log_to_driver=False)
+            _join(ray, workers.address, env)
         else:
             # A local cluster makes and uses its own token; Ray's notice about it is not the user's business.
             logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
@@ -145,6 +144,21 @@ def ray_cluster(spec: str) -> Iterator[Workers]:
         yield workers
     finally:
         ray.shutdown()
+
+
+def _join(ray: Any, address: str, env: dict[str, str]) -> None:
+    """Join the cluster at `address` over Ray Client; a failed connection says what to check.
+
+    Ray Client answers a refused token the way it answers a closed port: it retries for ~30 s, then raises
+    "ray client connection timeout", so the message names both causes."""
+    try:
+        ray.init(address=address, runtime_env={"env_vars": env}, logging_level=logging.WARNING,
+                 log_to_driver=False)
+    except ConnectionError as exc:
+        raise ConnectionError(
+            f"could not join the Ray cluster at {address} ({exc}): check that its Ray Client server listens "
+            "there (ray start --head --ray-client-server-port), and, for a cluster with token authentication, "
+            "that RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH) are set here") from exc
 
 
 def build_index_distributed(
