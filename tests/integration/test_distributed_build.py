@@ -24,7 +24,7 @@ import pytest
 from rag_system.indexing.builder import BuildCancelled, build_index
 from rag_system.indexing.events import BuildEvent
 from rag_system.indexing.manifest import Manifest
-from rag_system.indexing.store import ChunkTable, connect
+from rag_system.indexing.store import ChunkTable, connect, open_store
 
 ray = pytest.importorskip("ray", reason="ray is not installed (requirements.txt)")
 pytest.importorskip("lance", reason="pylance is not installed (requirements.txt)")
@@ -73,7 +73,7 @@ def _settings(root: Path) -> Any:
 
 def _rows(settings: Any, index: str) -> dict[str, dict[str, dict[str, Any]]]:
     """Every table's rows by key: chunks by chunk id, windows and window vectors by (chunk id, window)."""
-    table = ChunkTable.open(connect(settings.resolved_lancedb_uri), index)
+    table = ChunkTable.open(open_store(settings), index)
     out = {"chunks": {r["chunk_id"]: r for r in table.table.to_arrow().to_pylist()}}
     for name, side in (("windows", table.windows), ("vectors", table.vectors)):
         if side is not None:
@@ -82,7 +82,7 @@ def _rows(settings: Any, index: str) -> dict[str, dict[str, dict[str, Any]]]:
 
 
 def _manifest(settings: Any, index: str) -> dict[str, dict[str, Any]]:
-    manifest = Manifest.open_existing(connect(settings.resolved_lancedb_uri), index)
+    manifest = Manifest.open_existing(open_store(settings), index)
     assert manifest is not None
     return {path: {k: v for k, v in vars(r).items() if k != "indexed_at"} for path, r in manifest.records().items()}
 

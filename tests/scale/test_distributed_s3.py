@@ -14,12 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from rag_system.indexing.builder import build_index
-from rag_system.indexing.manifest import Manifest
-from rag_system.indexing.store import ChunkTable, open_store
 from testkit.docs import make_markdown, make_pdf
 from tests.integration.api_support import write_docs
 from tests.scale.conftest import s3_settings
@@ -28,8 +25,7 @@ ray = pytest.importorskip("ray", reason="ray is not installed (requirements.txt)
 pytest.importorskip("lance", reason="pylance is not installed (requirements.txt)")
 
 from rag_system.indexing.distributed import build_index_distributed, ray_cluster  # noqa: E402
-
-Rows = dict[str, dict[str, dict[str, Any]]]
+from tests.integration.test_distributed_build import _assert_same_rows, _manifest, _rows  # noqa: E402
 
 
 #: What a worker would otherwise find the store by; removed from the environment the cluster inherits.
@@ -48,35 +44,10 @@ def cluster() -> Iterator[None]:
             yield
 
 
-def _rows(settings: Any, index: str) -> Rows:
-    """Every table's rows by key: chunks by chunk id, windows and window vectors by (chunk id, window)."""
-    table = ChunkTable.open(open_store(settings), index)
-    out = {"chunks": {r["chunk_id"]: r for r in table.table.to_arrow().to_pylist()}}
-    for name, side in (("windows", table.windows), ("vectors", table.vectors)):
-        if side is not None:
-            out[name] = {f"{r['chunk_id']}/{r['window_index']}": r for r in side.table.to_arrow().to_pylist()}
-    return out
-
-
-def _manifest(settings: Any, index: str) -> dict[str, dict[str, Any]]:
-    manifest = Manifest.open_existing(open_store(settings), index)
-    assert manifest is not None
-    return {path: {k: v for k, v in vars(r).items() if k != "indexed_at"} for path, r in manifest.records().items()}
-
-
 def _assert_same(single: Any, spread: Any, index: str) -> None:
-    a, b = _rows(single, index), _rows(spread, index)
-    assert a.keys() == b.keys() and a["chunks"], a.keys()
-    for table in a:
-        assert a[table].keys() == b[table].keys(), table
-        for key, row in a[table].items():
-            for column, value in row.items():
-                other = b[table][key][column]
-                if column in ("vector", "vectors"):
-                    assert np.allclose(np.array(value, dtype=np.float32), np.array(other, dtype=np.float32),
-                                       atol=1e-5), (table, key, column)
-                else:
-                    assert value == other, (table, key, column)
+    a = _rows(single, index)
+    assert a["chunks"], a.keys()
+    _assert_same_rows(a, _rows(spread, index))
     assert _manifest(single, index) == _manifest(spread, index)
 
 
