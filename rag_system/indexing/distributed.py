@@ -154,7 +154,12 @@ def _join(ray: Any, address: str, env: dict[str, str]) -> None:
     try:
         ray.init(address=address, runtime_env={"env_vars": env}, logging_level=logging.WARNING,
                  log_to_driver=False)
-    except ConnectionError as exc:
+    except BaseException as exc:
+        # A failed Ray Client connection leaves its state behind: without a shutdown, this process could
+        # start no local cluster afterwards (Ray asserts in `init`).
+        ray.shutdown()
+        if not isinstance(exc, ConnectionError):
+            raise
         raise ConnectionError(
             f"could not join the Ray cluster at {address} ({exc}): check that its Ray Client server listens "
             "there (ray start --head --ray-client-server-port), and, for a cluster with token authentication, "
