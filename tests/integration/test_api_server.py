@@ -6,6 +6,7 @@ import http.client
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -58,7 +59,14 @@ def test_metrics_count_requests_by_route_and_status(api):
     api.call("GET", "/health")
     api.call("GET", "/health")
     api.call("GET", "/index/jobs/nope")
-    status, headers, after = api.call("GET", "/metrics")
+    # A request is counted after its answer is sent, on its own connection's thread: the next request
+    # may be served first, so the count is read until it arrives (at most 5 s).
+    deadline = time.monotonic() + 5.0
+    while True:
+        status, headers, after = api.call("GET", "/metrics")
+        if count(after, "/index/jobs/{job_id}", "404") >= 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert status == 200 and headers["content-type"].startswith("text/plain")
     assert count(after, "/health", "200") == count(before, "/health", "200") + 2
     assert count(after, "/index/jobs/{job_id}", "404") >= 1

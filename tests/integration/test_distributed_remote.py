@@ -151,9 +151,13 @@ def test_cli_build_on_a_remote_cluster_equals_the_single_process_build(tmp_path:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DOCENT_", "LANCEDB_", "EMBEDDING_", "RAY_"))}
     env.update(head.env, DOCENT_DATA_DIR=str(tmp_path / "spread"), LANCEDB_URI=spread.resolved_lancedb_uri,
                EMBEDDING_PRECISION="fp32", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-m", "rag_system", "index", str(docs), "--index", "remote",
-                          "--workers", head.address, "--json"], env=env, cwd=tmp_path, capture_output=True,
-                         text=True, timeout=180)
+    command = [sys.executable, "-m", "rag_system", "index", str(docs), "--index", "remote", "--workers",
+               head.address, "--json"]
+    run = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    if run.returncode != 0 and "Starting Ray client server failed" in run.stderr:
+        # Ray's proxy starts a server per client; on a loaded machine that start has failed once (CI at
+        # load ~4, 2026-12-07). Nothing was committed then, so the same build is run again, once.
+        run = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads(run.stdout)
     assert summary["files"]["added"] == 3 and summary["files"]["failed"] == []
