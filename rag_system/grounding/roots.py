@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from common.lexicon import CARDINALS
+from common.lexicon import CARDINALS, STOP_WORDS
 from rag_system.grounding.words import ANTONYMS, SYNONYMS
 
 _SUFFIXES = ("izations", "ization", "isations", "isation", "ations", "ation", "itions", "ition", "ments", "ment",
@@ -102,3 +102,19 @@ def named_in(key: str, context: frozenset[str]) -> bool:
         return True
     parts = [p for p in re.split(r"[-_./\\]+", key) if p]
     return len(parts) > 1 and all(root(p) in context for p in parts)
+
+
+_INITIALISM = re.compile(r"^[A-Z]{2,5}s?$")
+_SPELLING_WORD = re.compile(r"[A-Za-z][a-z]+")
+
+
+def spelled_out(word: str, text: str) -> bool:
+    """`word` is an initialism that `text` spells out in full: "IP" in "rights to intellectual
+    property", "NDA" in "non-disclosure agreement" (the words' first letters, function words
+    skipped, in a row)."""
+    if not _INITIALISM.match(word):
+        return False
+    letters = word.rstrip("s").lower() if len(word) > 2 and word.endswith("s") else word.lower()
+    words = [w.lower() for w in _SPELLING_WORD.findall(text) if w.lower() not in STOP_WORDS]
+    n = len(letters)
+    return any("".join(w[0] for w in words[i:i + n]) == letters for i in range(len(words) - n + 1))

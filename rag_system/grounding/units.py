@@ -19,8 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from common.lexicon import STOP_WORDS
-from rag_system.grounding.roots import root, same_meaning, synonyms
+from rag_system.grounding.roots import root, same_meaning, spelled_out, synonyms
 from rag_system.grounding.stance import chain, comparators, modality, negated, privative, universal
 from rag_system.grounding.tokens import (
     LIGHT, OBJECT_DEPS, PRONOUNS, SUBJECT_DEPS, is_content, key, number_key, pos)
@@ -383,22 +382,6 @@ def holds(unit: Unit, word: Word) -> bool:
     if word.key in keys or any(same_meaning(word.key, k) for k in keys):
         return True
     return word.key in unit.all_keys or bool(synonyms(word.key) & unit.all_keys) or spelled_out(word.text, unit.text)
-
-
-_INITIALISM = re.compile(r"^[A-Z]{2,5}s?$")
-_SPELLING_WORD = re.compile(r"[A-Za-z][a-z]+")
-
-
-def spelled_out(word: str, text: str) -> bool:
-    """`word` is an initialism that `text` spells out in full: "IP" in "rights to intellectual
-    property", "NDA" in "non-disclosure agreement" (the words' first letters, function words
-    skipped, in a row)."""
-    if not _INITIALISM.match(word):
-        return False
-    letters = word.rstrip("s").lower() if len(word) > 2 and word.endswith("s") else word.lower()
-    words = [w.lower() for w in _SPELLING_WORD.findall(text) if w.lower() not in STOP_WORDS]
-    n = len(letters)
-    return any("".join(w[0] for w in words[i:i + n]) == letters for i in range(len(words) - n + 1))
 
 
 def kind_of(word: Word) -> str | None:
