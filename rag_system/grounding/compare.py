@@ -72,21 +72,30 @@ def align(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]]
     """
     if not claim.words:
         return Alignment(claim, None, frozenset(), ())
-    scored = sorted(((_score(claim, u), -u.source, -u.ident, u) for u in units), key=lambda s: s[:3], reverse=True)
     nowhere = Alignment(claim, None, frozenset(),
                         (Finding("added", UNSUPPORTED, f"no passage says this: \"{short(claim.text)}\""),))
-    if not scored or scored[0][0] <= 0:
+    tied = readings(claim, units, context, asked, sentence_keys)
+    if not tied:
         said = [w for w in claim.words if w.pos in ("NUM", "PROPN")] or len(claim.words) > 1
         return nowhere if said else Alignment(claim, None, frozenset(), ())
-    # Of clauses that hold the claim's words equally well, the one that supports it is the one it
-    # restates ("an implementation which does not include a particular option ... another which
-    # does include the option": each relative clause has the other's words).
-    tied = [s[3] for s in scored if s[0] >= scored[0][0] - TIE]
-    readings = [(_read(claim, unit, units, context, asked, sentence_keys), rank) for rank, unit in enumerate(tied)]
-    best = min(readings, key=lambda r: (not _speaks_of(claim, r[0].unit), len(r[0].findings), r[1]))[0]
+    best = min(enumerate(tied), key=lambda r: (not _speaks_of(claim, r[1].unit), len(r[1].findings), r[0]))[1]
     if best.unit and not _shares_a_thing(claim, best.unit) and any(f.verdict == CONTRADICTED for f in best.findings):
         return nowhere  # a clause about other things contradicts nothing
     return best
+
+
+def readings(claim: Unit, units: Sequence[Unit], context: dict[int, frozenset[str]], asked: frozenset[str] = frozenset(),
+             sentence_keys: frozenset[str] = frozenset(), within: float = TIE) -> list[Alignment]:
+    """The claim read against each clause that holds its words about as well as the best one does
+    (`within` of its score), best first. Of clauses that hold them equally well, the one that supports
+    the claim is the one it restates ("an implementation which does not include a particular option
+    ... another which does include the option": each relative clause has the other's words), so
+    `align` reads every tied one."""
+    scored = sorted(((_score(claim, u), -u.source, -u.ident, u) for u in units), key=lambda s: s[:3], reverse=True)
+    if not scored or scored[0][0] <= 0:
+        return []
+    return [_read(claim, s[3], units, context, asked, sentence_keys)
+            for s in scored if s[0] > 0 and s[0] >= scored[0][0] - within]
 
 
 THINGS = ("NOUN", "PROPN", "NUM", "ADJ")  # what a clause is about: a verb shared alone aligns nothing

@@ -10,13 +10,14 @@ question, the reply is left to the rest of its sentence.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
-from rag_system.grounding.compare import align
+from rag_system.grounding.compare import Alignment, align, readings
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding
 from rag_system.grounding.roots import named_in, root, synonyms
-from rag_system.grounding.units import Unit
+from rag_system.grounding.units import Unit, holds
 from rag_system.grounding.words import POSSIBLE
 
 #: "Yes," / "No." / "No —" / "Yes" alone: a reply, followed by punctuation ("No concerns raised." is a
@@ -54,14 +55,16 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
         a = align(unit, pool, context, asked)
         if a.unit is None:
             return None, ""
-        kinds = {f.kind for f in a.findings}
-        shared = len(a.matched & unit.keys()) >= min(2, len(unit.keys()))
-        if (kinds & DENIALS or _forbidden(unit, a.unit)) and unit.condition is None and shared:
-            # a premise worded otherwise is not what was asked; nor is a clause that shares one word
-            # of what was asked ("there is no fallback reranker" for "Is the reranker switched on ...?")
-            denied = denied or a.unit.text
-        elif kinds or not all(k in a.matched or named_in(k, context.get(a.unit.source, frozenset()))
-                              for k in unit.keys()):  # the sources do not say all of it in one clause
+        stated = not a.findings and all(k in a.matched or named_in(k, context.get(a.unit.source, frozenset()))
+                                        for k in unit.keys())  # one clause says all of it
+        # where the clause read first does not say it, any clause that denies it answers: "We have acted
+        # as legal counsel to StartupXYZ" holds more of the question's words than "does not violate any
+        # provision of the Company's organizational documents", which answers it
+        others = [] if stated else readings(unit, pool, context, asked, within=math.inf)
+        denial = next((r for r in [a, *others] if _denies(unit, r, question)), None)
+        if denial is not None and denial.unit is not None:
+            denied = denied or denial.unit.text
+        elif not stated:
             unsettled = True
         else:
             said, where = "yes", a.unit.text
@@ -69,6 +72,21 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
     if denied:
         return "no", denied
     return (None, "") if unsettled or len(places) > 1 else (said, where)
+
+
+def _denies(asked: Unit, reading: Alignment, question: Sequence[Unit]) -> bool:
+    """The clause denies what `asked` says, and is about it: a premise worded otherwise is not what was
+    asked, nor is a clause that shares one word of the question ("there is no fallback reranker" for
+    "Is the reranker switched on ...?"). The words shared are counted over the whole question, one at
+    least of the asked clause: "Nothing in this NDA grants any rights to intellectual property" shares
+    "IP" with "give TechCorp a licence to ... IP" and "NDA" with "signing the NDA", the means of it."""
+    unit = reading.unit
+    if unit is None or asked.condition is not None or not reading.matched & asked.keys():
+        return False
+    if not ({f.kind for f in reading.findings} & DENIALS or _forbidden(asked, unit)):
+        return False
+    shared = {w.key for clause in question for w in clause.words if holds(unit, w)}
+    return len(shared) >= min(2, len(asked.keys()))
 
 
 def _forbidden(asked: Unit, unit: Unit) -> bool:

@@ -111,7 +111,9 @@ def test_a_reply_that_says_nothing_else_stands_only_where_the_passage_settles_th
                "the old parser.\n\nAcme templates cannot contain statements because Acme's template parser can't "
                "handle statements nested inside expressions. However, this is not a serious problem.")
     question = "Can I put statements such as assignments inside an Acme template?"
-    assert _verdicts("Yes, there is [1].", passage, question) == ["unsupported"]
+    assert _verdicts("Yes, there is [1].", passage.split("\n\n")[0], question) == ["unsupported"]
+    # the second paragraph settles it, though its first sentence holds more of the question's words
+    assert _verdicts("Yes, there is [1].", passage, question) == ["contradicted"]
 
 
 def test_a_bare_reply_the_passage_gives_is_supported():
@@ -199,3 +201,23 @@ def test_initials_and_spellings_the_documents_use_are_read_as_the_question_s_wor
     assert answer_to("Does the NDA give the buyer a license to the seller's IP?", [Source(1, nda)]) == "no"
     review = "Licence compliance verified - no copyleft contamination issues identified."
     assert answer_to("Did the review find copyleft contamination issues?", [Source(1, review)]) == "no"
+
+
+def test_a_denial_answers_though_another_clause_holds_more_of_the_question():
+    """The letter's opening names the auditor and the merger; the clause that answers is the one that
+    says the merger violates nothing (the acquisition set's legal opinion, found in the web app)."""
+    sources = [Source(1, "We have acted as auditor to Acme Corp in connection with the proposed merger with Globex."),
+               Source(2, "The merger does not violate any provision of the Company's bylaws or any material contract.")]
+    assert answer_to("Did the auditor find that the merger breaches Acme's bylaws?", sources) == "no"
+    assert answer_to("Did the auditor find that the merger breaches Acme's bylaws?", sources[:1]) is None
+
+
+def test_a_denial_shares_words_with_the_question_as_a_whole():
+    """"NDA"-like words of the question's other clause ("signing the agreement", the means of giving)
+    count with the asked clause's own ("IP") toward the two a denial must share."""
+    question = "Does signing the agreement give Globex a licence to Acme's trademarks and other IP?"
+    owns = Source(1, "Acme owns 4 registered trademarks as listed in the IP schedule.")
+    nothing = Source(2, "Nothing in this agreement grants any rights to intellectual property.", "agreement.pdf",
+                     "5. No licence")
+    assert answer_to(question, [owns, nothing]) == "no"
+    assert answer_to(question, [owns]) is None
