@@ -1,4 +1,4 @@
-"""Distributed index builds: `python -m eval.bench_distributed_index --data-dir ../shared/eval-data [--json]`.
+"""Distributed index builds: `python -m eval.bench_distributed_index --data-dir ../shared/eval-data [--store s3] [--json]`.
 
 Builds the localGPT corpora (or `--docs FOLDER`) once per arm: the single-process
 `build_index`, then `build_index_distributed` on a local Ray cluster of 1, 2 and 4
@@ -17,6 +17,17 @@ top 10 of the gold questions on each arm's index against the single process's
 (`top10_same`: the share with exactly the same chunks in the same order;
 `overlap10`: the mean share of common chunks). The written throughput model is
 in Documentation/scale-out.md ("Distributed builds (Ray)").
+
+`--store s3` runs the same arms onto an S3-compatible store instead of a local
+folder, because that is where a cluster's workers must write in production:
+every fragment write, the commit's conditional put and the full-text index go
+through the object store's protocol rather than the file system. The bench
+starts its own SeaweedFS server on loopback (testkit/seaweed.py, the one the
+scale-out tests use) and gives each arm a prefix of its own; an arm's process
+gets the store's `LANCEDB_URI` and AWS_* variables, and its Ray workers the
+storage options its settings send with every task, as in a real deployment.
+Loopback has no network latency, so this measures the protocol's cost, not a
+remote bucket's round trips.
 """
 
 from __future__ import annotations
@@ -29,10 +40,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eval.corpora import build_sources
+
+if TYPE_CHECKING:
+    from testkit.seaweed import S3Server
 
 GOLD = ("rfc.jsonl", "docs.jsonl", "acquisition.jsonl")
 QUESTIONS_PER_SET = 8
@@ -115,15 +131,19 @@ def _questions(data_dir: Path) -> list[str]:
     return out
 
 
-def _agreement(arms: list[dict[str, Any]], roots: dict[str, Path], questions: list[str]) -> None:
-    """Each arm's top 10 against the single process's, for the gold questions (in place, on the arms)."""
+def _agreement(arms: list[dict[str, Any]], roots: dict[str, Path], envs: dict[str, dict[str, str]],
+               questions: list[str]) -> None:
+    """Each arm's top 10 against the single process's, for the gold questions (in place, on the arms).
+
+    Each arm's index is read where it was built: its folder, or its prefix on the store (`envs`)."""
     from rag_system.config import load_settings
     from rag_system.embedding.registry import shared_embedder
     from rag_system.retrieval.engine import RetrievalEngine
 
     tops: dict[str, list[list[str]]] = {}
     for arm in arms:
-        settings = load_settings().with_overrides(data_dir=str(roots[arm["arm"]]))
+        settings = load_settings(environ={**os.environ, **envs[arm["arm"]]}).with_overrides(
+            data_dir=str(roots[arm["arm"]]))
         engine = RetrievalEngine(settings, shared_embedder(settings))
         tops[arm["arm"]] = [[c.chunk_id for c in engine.retrieve("bench", q, engine.options(k=10)).candidates]
                             for q in questions]
@@ -153,6 +173,28 @@ def _model(arms: list[dict[str, Any]]) -> dict[str, Any]:
     return {"per_worker_chunks_per_s": round(rate, 2), "serial_s": round(serial, 2), "predicted": predicted}
 
 
+@contextmanager
+def _store(kind: str, workdir: Path) -> Iterator[S3Server | None]:
+    """None for `local`; for `s3`, a SeaweedFS server under `workdir` until the block ends."""
+    if kind == "local":
+        yield None
+        return
+    from testkit.seaweed import SeaweedError, seaweed
+
+    try:
+        with seaweed(workdir) as server:
+            yield server
+    except SeaweedError as exc:
+        raise SystemExit(f"--store s3 needs a SeaweedFS server: {exc}") from None
+
+
+def _arm_env(server: S3Server | None, spec: str) -> dict[str, str]:
+    """What an arm's process adds to this one's environment: nothing locally, its prefix and credentials on S3."""
+    if server is None:
+        return {}
+    return {"LANCEDB_URI": server.uri(f"bench-{spec.replace(':', '-')}"), **server.env()}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sources = _sources(args)
     missing = [str(s) for s in sources if not s.exists()]
@@ -161,20 +203,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"missing data: {', '.join(missing or [str(warm)])}")
     specs = ["single", *(f"local:{n}" for n in args.workers)]
     arms: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="docent-bench-ray-") as tmp:
+    with (tempfile.TemporaryDirectory(prefix="docent-bench-ray-") as tmp,
+          _store(args.store, Path(tmp) / "seaweed") as server):
         roots = {spec: Path(tmp) / spec.replace(":", "_") for spec in specs}
+        envs = {spec: _arm_env(server, spec) for spec in specs}
         for spec in specs:
             command = [sys.executable, "-m", "eval.bench_distributed_index", "--arm", spec,
                        "--arm-data", str(roots[spec]), "--data-dir", str(args.data_dir),
                        *(["--docs", str(args.docs)] if args.docs else [])]
-            done = subprocess.run(command, capture_output=True, text=True, check=False, env=os.environ.copy())
+            done = subprocess.run(command, capture_output=True, text=True, check=False,
+                                  env={**os.environ, **envs[spec]})
             if done.returncode != 0:
                 raise SystemExit(f"arm {spec} failed:\n{done.stderr[-4000:]}")
             arms.append(json.loads(done.stdout.strip().splitlines()[-1]))
             sys.stderr.write(f"{spec}: {arms[-1]['seconds']} s, {arms[-1]['chunks_per_s']} chunks/s\n")
-        _agreement(arms, roots, _questions(args.data_dir))
-    return {"sources": [str(s) for s in sources], "cpus": os.cpu_count(), "load_average": os.getloadavg(),
-            "arms": arms, "model": _model(arms)}
+        _agreement(arms, roots, envs, _questions(args.data_dir))
+    return {"sources": [str(s) for s in sources], "store": args.store, "cpus": os.cpu_count(),
+            "load_average": os.getloadavg(), "arms": arms, "model": _model(arms)}
 
 
 def _table(result: dict[str, Any]) -> str:
@@ -193,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--docs", type=Path, help="benchmark your own folder instead of the localGPT corpora")
     p.add_argument("--workers", type=lambda s: [int(n) for n in s.split(",")], default=[1, 2, 4],
                    help="local worker counts to time (default 1,2,4)")
+    p.add_argument("--store", choices=("local", "s3"), default="local",
+                   help="where the arms build: a local folder (default) or a SeaweedFS S3 server the bench starts")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--arm", help=argparse.SUPPRESS)  # internal: run one arm in this process
     p.add_argument("--arm-data", type=Path, help=argparse.SUPPRESS)
@@ -204,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     result = run(args)
     sys.stdout.write((json.dumps(result, indent=2) if args.json else
-                      _table(result) + "\n" + json.dumps(result["model"], indent=2)) + "\n")
+                      f"store: {result['store']}\n{_table(result)}\n{json.dumps(result['model'], indent=2)}") + "\n")
     return 0
 
 
