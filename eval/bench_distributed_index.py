@@ -107,17 +107,29 @@ def _arm(spec: str, sources: list[Path], warm: Path, data: Path) -> dict[str, An
 
 
 def _workers_rss_mb() -> float:
-    """Resident memory of this machine's Ray worker processes (the ones that ran tasks hold the model)."""
+    """Resident memory of this cluster's Ray worker processes (the ones that ran tasks hold the model):
+    the `ray::` processes descended from this driver, which started the local cluster, so another
+    cluster on the same machine (a test run beside the bench) is not counted."""
     total = 0
     for entry in Path("/proc").iterdir():
         try:
             title = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
-            if entry.name.isdigit() and title.startswith("ray::") and "Agent" not in title:
+            if entry.name.isdigit() and title.startswith("ray::") and "Agent" not in title \
+                    and _descends_from(int(entry.name), os.getpid()):
                 status = (entry / "status").read_text()
                 total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
-        except (OSError, StopIteration):
+        except (OSError, StopIteration, ValueError):
             continue
     return round(total / 1024, 1)
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        status = Path(f"/proc/{pid}/status").read_text()
+        pid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+    return False
 
 
 def _questions(data_dir: Path) -> list[str]:
