@@ -175,6 +175,25 @@ def test_lettered_lists_and_tables_render(page: Any, stack: Stack) -> None:
     assert out["intro"] == "The tenant must" and out["em"] and out["chips"] == 2 and out["cells"] == 2, out
 
 
+def test_grouped_markers_become_one_chip_per_source(page: Any, stack: Stack) -> None:
+    """The answer check accepts "[1, 4]" and "[2-3]" (native/src/markers.rs), and the model writes them:
+    "The purchase price ... is $45,000,000 USD. [1, 4]" reached the screen as text, not as chips."""
+    page.goto(stack.url + "/")
+    page.wait_for_selector("body[data-ready=true]")
+    out = page.evaluate("""async () => {
+        const { renderMarkdown } = await import('/js/markdown.js');
+        const box = document.createElement('div');
+        const cited = [1, 2, 3, 4].map((n) => ({ n, document_name: 'deal.pdf', page_start: n, page_end: n }));
+        renderMarkdown(box, 'The price is $45,000,000 [1, 4]. Closing follows [2\u20133]. Not markers: [3-2], [0], ' +
+            '[1,] and [see 2].', cited);
+        return { chips: [...box.querySelectorAll('button.cite')].map((b) => b.dataset.n),
+                 titles: [...box.querySelectorAll('button.cite')].map((b) => b.title), text: box.textContent };
+    }""")
+    assert out["chips"] == ["1", "4", "2", "3"], out
+    assert out["titles"][1] == "deal.pdf, page 4", out
+    assert "[1, 4]" not in out["text"] and "[3-2], [0], [1,] and [see 2]" in out["text"], out
+
+
 def test_a_citation_opens_on_the_page_of_its_sentence_highlighted(page: Any, stack: Stack) -> None:
     gw = Client(stack.gateway.url)
     iid = next((i["id"] for i in gw.get("/indexes").json["indexes"] if i["name"] == "Fens"), None) or \

@@ -4,7 +4,23 @@ import DOMPurify from "/vendor/purify.es.mjs";
 
 marked.use({ gfm: true, breaks: false });
 
-const CITE = /\[(\d{1,3})\](?!\()/g;
+// A marker as the answer check reads it (native/src/markers.rs): "[1]", "[1, 4]", "[2-4]", "[2–4, 9]";
+// the model writes grouped markers too, and each number gets its own chip.
+const NUM = "[1-9]\\d{0,3}";
+const ITEM = `${NUM}(?:[-\u2013]${NUM})?`;
+const CITE = new RegExp(`\\[(${ITEM}(?:\\s*,\\s*${ITEM})*)\\](?!\\()`, "g");
+const MAX_RANGE = 50;
+
+// The numbers a marker names, or null when it is not one the check accepts ("[3-2]", a range over 50).
+function markerNumbers(body) {
+  const out = [];
+  for (const item of body.split(/\s*,\s*/)) {
+    const [a, b = a] = item.split(/[-\u2013]/).map(Number);
+    if (b < a || b - a >= MAX_RANGE) return null;
+    for (let n = a; n <= b; n++) if (!out.includes(n)) out.push(n);
+  }
+  return out;
+}
 
 export function renderMarkdown(target, text, citations = []) {
   const html = DOMPurify.sanitize(marked.parse(cleanText(text)), { USE_PROFILES: { html: true }, FORBID_TAGS: ["style", "form", "input"] });
@@ -23,23 +39,28 @@ export function renderMarkdown(target, text, citations = []) {
     const frag = document.createDocumentFragment();
     let last = 0;
     for (const m of node.nodeValue.matchAll(CITE)) {
+      const numbers = markerNumbers(m[1]);
+      if (!numbers) continue;
       frag.append(node.nodeValue.slice(last, m.index));
-      const n = Number(m[1]);
-      const chip = document.createElement("button");
-      chip.type = "button";
-      chip.className = "cite";
-      chip.dataset.n = String(n);
-      chip.textContent = String(n);
-      const c = known.get(n);
-      chip.title = c ? `${displayName(c.document_name)}, ${where(c)}` : `Source ${n}`;
-      chip.setAttribute("aria-label", `Citation ${n}${c ? `: ${displayName(c.document_name)}, ${where(c)}` : ""}`);
-      if (!c) chip.disabled = known.size > 0;
-      frag.append(chip);
+      for (const n of numbers) frag.append(chipFor(n, known));
       last = m.index + m[0].length;
     }
     frag.append(node.nodeValue.slice(last));
     node.replaceWith(frag);
   }
+}
+
+function chipFor(n, known) {
+  const chip = document.createElement("button");
+  chip.type = "button";
+  chip.className = "cite";
+  chip.dataset.n = String(n);
+  chip.textContent = String(n);
+  const c = known.get(n);
+  chip.title = c ? `${displayName(c.document_name)}, ${where(c)}` : `Source ${n}`;
+  chip.setAttribute("aria-label", `Citation ${n}${c ? `: ${displayName(c.document_name)}, ${where(c)}` : ""}`);
+  if (!c) chip.disabled = known.size > 0;
+  return chip;
 }
 
 // The RAG API names documents by their stored file (`<sha256>_report.pdf`); people see `report.pdf`.
