@@ -7,8 +7,8 @@ the claim's predicate is read first, then the one with fewer findings. Then:
 * a word the clause lacks may be taken from elsewhere in the passage — a heading or field before
   it, the sentence a pronoun refers back to, a clause its own depends on, the document's name, a
   nearby item of the same record for a number taken with the thing it counts — unless the clause
-  has a word of its own in that place which the claim leaves out: the claim then put the borrowed
-  word where the source has another ("Bob" for the clause's "Alice", 8443 for 9443, "stable" for
+  has a word of its own in that place which the claim leaves out (`lending.may_lend` says which
+  clauses may lend): the claim then put the borrowed word where the source has another ("Bob" for the clause's "Alice", 8443 for 9443, "stable" for
   the "latest" archive, "pickle" for the "marshal" format, "logs" for the verb "requires",
   "Employees" for the director who approves). A clause coordinated with the aligned one and with a
   subject of its own lends nothing ("the backup on 9443"), nor does the heading of a later record;
@@ -20,21 +20,19 @@ the claim's predicate is read first, then the one with fewer findings. Then:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from rag_system.grounding.asserts import stance_findings
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
+from rag_system.grounding.lending import FIRST_PERSON, antecedent_of, heading, may_lend
 from rag_system.grounding.roots import abbreviates, named_in, opposites, root, same_meaning
 from rag_system.grounding.swaps import sides, swaps, turned
-from rag_system.grounding.units import COORDINATE, LABEL, LIGHT_KEYS, Unit, Word, holds, kind_of
+from rag_system.grounding.units import LIGHT_KEYS, Unit, Word, holds, kind_of
 from rag_system.grounding.words import PLAIN_QUALIFIERS
 
-#: Words by which a text names its writer, whose name a signature may give after it ...
-FIRST_PERSON = frozenset("i we me us my our".split())
-#: ... and by which a claim names the writer of its source ("the author reinstalls once a year").
+#: Words by which a claim names the writer of its source ("the author reinstalls once a year").
 WRITER = frozenset("author writer".split())
 #: What a clause that holds the claim's predicate gains: "Format 4 is the default" restates "It is the
 #: default format", not "Format version 4 was added", which names more of its subject.
@@ -156,7 +154,7 @@ def _bindings(claim: Unit, unit: Unit, units: Sequence[Unit], matched: frozenset
         if rival is not None:
             out.append(_misbound(word, rival, lender, unit))
         elif lender is not None and not in_context and not any(
-                _may_lend(word, other, unit, antecedent, units) or _carried(word, claim, other, unit)
+                may_lend(word, other, unit, antecedent, units) or _carried(word, claim, other, unit)
                 for other in lenders):
             out.append(_misbound(word, None, lender, unit))
     if added:
@@ -207,35 +205,12 @@ def _own_words(unit: Unit, units: Sequence[Unit]) -> tuple[list[Word], list[Word
     are about."""
     words = [w for w in unit.words if not w.inherited]
     label: list[Word] = []
-    if not _heading(unit):
-        labels = [u for u in units if u.source == unit.source and _heading(u)
+    if not heading(unit):
+        labels = [u for u in units if u.source == unit.source and heading(u)
                   and 0 < unit.sentence - u.sentence <= 3]
         if labels:
             label = [w for w in max(labels, key=lambda u: u.sentence).words if w.pos in ("PROPN", "NUM")]
     return words, label
-
-
-def _heading(unit: Unit) -> bool:
-    """A label that heads what follows it ("E11:", "2. DataFlow Systems"), not a statement without a
-    verb ("Steam boiler overpressure.")."""
-    text = unit.text.rstrip()
-    if unit.kind != LABEL or ":" in text[:-1]:
-        return False  # a field ("HSR Filing Fee: $30,000") names its own value only
-    return text.endswith(":") or not text.endswith((".", "!", "?")) or text.rstrip(".").replace(".", "").isdigit()
-
-
-def antecedent_of(unit: Unit, units: Sequence[Unit]) -> Unit | None:
-    """What a clause's pronoun refers back to: the nearest clause before it with a subject of its own
-    that is not itself a pronoun ("Protocol version 4 was added ... It adds ... It is the default")."""
-    if not unit.pronoun:
-        return None
-    before = [u for u in units if u.source == unit.source and u.sentence < unit.sentence
-              and unit.sentence - u.sentence <= 3 and u.subject and u.predicate]
-    for u in sorted(before, key=lambda u: (-u.sentence, u.ident)):
-        if not u.pronoun or not u.referring and any(
-                w.critical and w.pos in ("NOUN", "PROPN") and w.role == "party" for w in u.words):
-            return u
-    return None
 
 
 def _label_rival(word: Word, label: list[Word], keys: set[str]) -> Word | None:
@@ -247,76 +222,6 @@ def _label_rival(word: Word, label: list[Word], keys: set[str]) -> Word | None:
         if w.pos == word.pos and w.key not in keys and not any(same_meaning(w.key, k) for k in keys):
             return w
     return None
-
-
-def _may_lend(word: Word, lender: Unit, unit: Unit, antecedent: Unit | None, units: Sequence[Unit]) -> bool:
-    """A clause coordinated with the aligned one, in the same sentence and with a subject of its own,
-    lends nothing ("the backup on 9443" to "the primary server listens on 8443"), unless the
-    aligned clause refers back with a pronoun ("those at Grade 7 ..."). A number comes only from the
-    clause a pronoun refers to, a label or heading beside it, or a clause attached to it ("(3)").
-    A heading, a field, the clause an antecedent comes from and a condition lend other words freely."""
-    distance = abs(lender.sentence - unit.sentence)
-    if antecedent is not None and lender.ident == antecedent.ident:
-        return True
-    if _other_record(lender, unit, units) and not FIRST_PERSON & unit.all_keys:
-        return False  # another record's heading or entries say nothing of this one ("we" is the signatory)
-    if unit.pronoun and lender.sentence == unit.sentence:
-        return True
-    if lender.text.rstrip().endswith(":") and lender.sentence <= unit.sentence:
-        return True  # "... SETTINGS_QPACK_MAX_TABLE_CAPACITY (0x01): The default value is zero."
-    if word.pos == "NUM":
-        return (distance == 0 and _joined(lender, unit, units)) or \
-            (LABEL in (lender.kind, unit.kind) and distance <= 1) or _introduced(lender, unit, units) or \
-            _refers_back(lender, unit, units)
-    return not (distance == 0 and lender.predicate and lender.kind != LABEL and (
-        (lender.kind == COORDINATE and lender.attached == unit.ident and lender.subject) or
-        (unit.kind == COORDINATE and unit.attached == lender.ident and unit.subject)))
-
-
-def _refers_back(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
-    """The lender's sentence, the next one, refers back to the aligned clause with a pronoun: "The ack
-    delay exponent is an integer ... If this value is absent, a default value of 3 is assumed" says 3
-    of the exponent. (A number the aligned clause says itself is a rival and found before this.)"""
-    return lender.sentence == unit.sentence + 1 and any(
-        u.source == lender.source and u.sentence == lender.sentence and u.pronoun
-        and (ante := antecedent_of(u, units)) is not None and ante.sentence == unit.sentence for u in units)
-
-
-def _other_record(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
-    """A heading stands between the two ("2.2 Integration Costs" between the mitigation of 2.1 and
-    the integration costs of 2.2), or the lender is the heading of a later record."""
-    low, high = sorted((lender.sentence, unit.sentence))
-    return any(u.source == unit.source and _numbered(u) and low < u.sentence <= high and u.ident != lender.ident
-               for u in units) or (lender.sentence > unit.sentence and _heading(lender))
-
-
-#: A numbered heading: "2.2 Integration Costs (MEDIUM)", "2.", "E11:".
-_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?(?:\s|$)|[A-Z]+\d+:$)")
-
-
-def _numbered(unit: Unit) -> bool:
-    """A heading that starts a record of a list: its own number, or a code and a colon."""
-    return unit.kind == LABEL and bool(_NUMBERED.match(unit.text.strip()))
-
-
-def _joined(a: Unit, b: Unit, units: Sequence[Unit]) -> bool:
-    """One clause depends on the other, directly or through the clauses between, and none of those
-    is a coordinated statement with a subject of its own ("and the backup on 9443")."""
-    by_ident = {u.ident: u for u in units if u.source == a.source}
-    for low, high in ((a, b), (b, a)):
-        u = low
-        while u.attached is not None and u.attached in by_ident and not (u.kind == COORDINATE and u.subject):
-            u = by_ident[u.attached]
-            if u.ident == high.ident:
-                return True
-    return False
-
-
-def _introduced(lender: Unit, unit: Unit, units: Sequence[Unit]) -> bool:
-    """The lender is the value a colon at the end of the aligned clause's sentence introduces ("run at
-    temperature: 0 (deterministic routing)", which the parser reads as two sentences)."""
-    return lender.sentence == unit.sentence + 1 and any(
-        u.source == unit.source and u.sentence == unit.sentence and u.text.rstrip().endswith(":") for u in units)
 
 
 #: Nouns that name what a sentence is ("the solution", "the default", "the reason"), not a thing or party.

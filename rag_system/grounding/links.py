@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_system.grounding.compare import Alignment, antecedent_of
+from rag_system.grounding.compare import Alignment
 from rag_system.grounding.findings import CONTRADICTED, UNSUPPORTED, Finding, short
+from rag_system.grounding.lending import antecedent_of
 from rag_system.grounding.roots import same_meaning
 from rag_system.grounding.units import Unit, Word
 from rag_system.grounding.words import CAUSAL, LINKS
