@@ -347,7 +347,7 @@ def _make_chunk(doc: ConvertedDocument, document_id: str, version: str, ordinal:
     text = _join(units, prefix)
     metadata: dict[str, object] = {
         "file_type": doc.file_type,
-        "source_path": str(doc.path),
+        "source_path": doc.source_path,
         "pages": pages,
         **location_metadata(text, [(u.text, u.page, u.lines) for u in units], doc.file_type, doc.page_count),
     }

@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     idx = sub.add_parser("index", help="index files or folders (incremental)")
-    idx.add_argument("paths", nargs="+", type=Path, help="files or folders to index")
+    idx.add_argument("paths", nargs="+", type=_input, metavar="PATH|s3://BUCKET/PREFIX",
+                     help="files or folders to index, or objects under an s3:// prefix (read with the AWS_* settings)")
     idx.add_argument("--index", required=True, help="index name")
     idx.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     idx.add_argument("--embedder", default=None, metavar="NAME",
@@ -92,6 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return runners[args.command](args, settings)  # argparse rejects unknown commands before this
 
 
+def _input(text: str) -> Path | str:
+    """A local file or folder as a Path; an `s3://` URI kept as text (a Path would fold its `//`)."""
+    return text if text.startswith("s3://") else Path(text)
+
+
 def _cmd_index(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]
     reporter = ProgressReporter(sys.stderr)
     try:
@@ -127,7 +133,11 @@ def _index_result(args: argparse.Namespace, settings, on_event) -> dict[str, Any
     """The build summary JSON: by the running RAG API of this store when there is one, else built here."""
     if args.workers:
         return _index_distributed(args, settings, on_event)
+    objects = [p for p in args.paths if isinstance(p, str)]
     api = None if args.local else find_running_api(settings)
+    if api is not None and objects:
+        sys.stderr.write(f"(s3:// inputs are read by this process, not by the RAG API at {api.url}; building here)\n")
+        api = None
     if api is not None:
         try:
             remote = index_through(api, args.paths, args.index, args.embedder, on_event)
@@ -143,15 +153,18 @@ def _index_result(args: argparse.Namespace, settings, on_event) -> dict[str, Any
     from rag_system.indexing.builder import build_index
     from rag_system.embedding.base import EmbedderLoadError
     from rag_system.embedding.registry import UnknownEmbedderError
+    from rag_system.indexing.objects import InvalidObjectUriError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
 
     try:
         return build_index(args.paths, args.index, settings, embedder_name=args.embedder,
                            on_event=on_event).to_json()
-    except (UnknownEmbedderError, FileNotFoundError, InvalidIndexNameError) as exc:
+    except (UnknownEmbedderError, FileNotFoundError, InvalidIndexNameError, InvalidObjectUriError) as exc:
         raise CliFailure(str(exc), EXIT_USAGE) from exc
     except (EmbedderMismatchError, EmbedderLoadError) as exc:
         raise CliFailure(str(exc), EXIT_ERROR) from exc
+    except OSError as exc:  # the object store refused or could not be reached
+        raise CliFailure(f"could not read the inputs ({exc})", EXIT_ERROR) from exc
 
 
 def _index_distributed(args: argparse.Namespace, settings, on_event) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -160,6 +173,7 @@ def _index_distributed(args: argparse.Namespace, settings, on_event) -> dict[str
     from rag_system.embedding.registry import UnknownEmbedderError
     from rag_system.indexing.distributed import (DistributedBuildError, build_index_distributed, parse_workers,
                                                  ray_cluster)
+    from rag_system.indexing.objects import InvalidObjectUriError
     from rag_system.indexing.store import EmbedderMismatchError, InvalidIndexNameError
 
     try:
@@ -170,10 +184,12 @@ def _index_distributed(args: argparse.Namespace, settings, on_event) -> dict[str
         with ray_cluster(args.workers):
             return build_index_distributed(args.paths, args.index, settings, embedder_name=args.embedder,
                                            on_event=on_event).to_json()
-    except (UnknownEmbedderError, FileNotFoundError, InvalidIndexNameError) as exc:
+    except (UnknownEmbedderError, FileNotFoundError, InvalidIndexNameError, InvalidObjectUriError) as exc:
         raise CliFailure(str(exc), EXIT_USAGE) from exc
     except (EmbedderMismatchError, EmbedderLoadError, DistributedBuildError, ConnectionError) as exc:
         raise CliFailure(str(exc), EXIT_ERROR) from exc
+    except OSError as exc:  # the object store refused or could not be reached
+        raise CliFailure(f"could not read the inputs ({exc})", EXIT_ERROR) from exc
 
 
 def _cmd_retrieve(args: argparse.Namespace, settings) -> int:  # type: ignore[no-untyped-def]

@@ -160,5 +160,5 @@ class EmbeddingReport:
             embedded = chunks * self.done[f] // max(self.texts[f], 1)
             if embedded != self.reported[f]:
                 self.reported[f] = embedded
-                self.on_event(BuildEvent("file_embedding", str(prepared.source.path),
+                self.on_event(BuildEvent("file_embedding", prepared.source.key,
                                          {"chunks_done": embedded, "chunks": chunks}))

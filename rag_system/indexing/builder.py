@@ -32,6 +32,8 @@ from rag_system.indexing.events import BuildEvent, BuildSummary, EventSink, igno
 from rag_system.indexing.group_writer import PROGRESS_BATCH, GroupWriter, shared_elsewhere
 from rag_system.indexing.languages import fts_options
 from rag_system.indexing.manifest import FileRecord, Manifest
+from rag_system.indexing.objects import (ObjectListing, fetched, hash_objects, is_object_uri, list_objects,
+                                         object_name)
 from rag_system.indexing.plan import BuildPlan, SourceFile, discover, make_plan
 from rag_system.indexing.prepare import Prepared, file_stamp, prepare_file
 from rag_system.indexing.store import ChunkTable, VectorLayoutMismatchError, open_store, validate_index_name
@@ -82,14 +84,14 @@ class BuildSetup:
     manifest: Manifest
     records: dict[str, FileRecord]
     plan: BuildPlan
-    stamps: dict[Path, tuple[int, int] | None]
-    converted: dict[Path, ConvertedDocument]  # files read to detect the language (EMBEDDER=auto)
+    stamps: dict[str, tuple[int, int] | None]  # by `SourceFile.key`
+    converted: dict[str, ConvertedDocument]  # by key: files read to detect the language (EMBEDDER=auto)
     summary: BuildSummary
     started: float
 
 
 def plan_build(
-    inputs: Sequence[Path],
+    inputs: Sequence[Path | str],
     index: str,
     settings: Settings,
     on_event: EventSink,
@@ -105,28 +107,33 @@ def plan_build(
     empty tables (and a table whose vector layout changed is emptied: every file is then re-indexed)."""
     started = time.perf_counter()
     validate_index_name(index)
-    files, skipped, roots = discover(inputs, supported_extensions())
-    stamps = {f: file_stamp(f) for f in files}  # before any byte is read: what the hash and the text must match
+    files, skipped, roots = discover([Path(p) for p in inputs if not is_object_uri(p)], supported_extensions())
+    objects = [str(p) for p in inputs if is_object_uri(p)]
+    listing = list_objects(objects, supported_extensions(), settings) if objects else ObjectListing()
+    # Before any byte is read: what the hash and the text must match (an object's hash is checked instead).
+    stamps: dict[str, tuple[int, int] | None] = {str(f): file_stamp(f) for f in files}
     if settle_s > 0:
         recent = time.time_ns() - int(settle_s * 1e9)
-        hold = hold | {f for f, stamp in stamps.items() if stamp is None or stamp[1] > recent}
+        hold = hold | {f for f in files if (stamp := stamps[str(f)]) is None or stamp[1] > recent}
     held = [f for f in files if f in hold]  # still being written: indexed as they were, for now
     files = [f for f in files if f not in hold]
     db = open_store(settings)
-    converted: dict[Path, ConvertedDocument] = {}
+    converted: dict[str, ConvertedDocument] = {}
     # Said before anything slow (reading files to detect their language can take a minute of OCR), so a
     # build reports that it is working from its first second, not only once the plan is made.
-    on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "planning"}))
+    count = len(files) + len(listing.found)
+    on_event(BuildEvent("build_preparing", data={"files": count, "step": "planning"}))
 
     def sample() -> list[str]:
-        on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "detecting_language"}))
-        return _language_sample(files, settings, converted, on_event)
+        on_event(BuildEvent("build_preparing", data={"files": count, "step": "detecting_language"}))
+        return _language_sample([*files, *(o.uri for o in listing.found)], settings, converted, on_event)
 
     embedder = choose_embedder(db, index, settings, embedder, embedder_name, sample=sample)
     options = chunker_options(settings, embedder)
     summary = BuildSummary(index=index)
-    sizes = [p.stat().st_size for p in files]
-    hashes = hash_files(files)
+    sources = [SourceFile(f, digest, f.stat().st_size) for f, digest in zip(files, hash_files(files))]
+    sources += [SourceFile(Path(object_name(o.uri)), digest, o.size, o.uri)
+                for o, digest in zip(listing.found, hash_objects([o.uri for o in listing.found], settings))]
     manifest = Manifest.open_or_create(db, index)
     records = manifest.records()
     try:
@@ -138,9 +145,9 @@ def plan_build(
         table = ChunkTable.recreate(db, index, embedder.identity, options.window_tokens)
         manifest.remove(list(records))
         records = {}
-    plan = make_plan(files, hashes, sizes, skipped, roots, records, options.version,
-                     embedder.identity.model_id, held)
-    listed = {str(f) for f in files}
+    plan = make_plan(sources, [*map(str, skipped), *listing.skipped], [*map(str, roots), *listing.roots], records,
+                     options.version, embedder.identity.model_id, map(str, held))
+    listed = {source.key for source in sources}
     plan.removed.extend(records[p] for p in dict.fromkeys(remove) if p in records and p not in listed
                         and records[p] not in plan.removed)
     _report_plan(plan, summary, on_event, records)
@@ -182,7 +189,7 @@ def finish_build(setup: BuildSetup, timings: dict[str, float], on_event: EventSi
 
 
 def build_index(
-    inputs: Sequence[Path],
+    inputs: Sequence[Path | str],
     index: str,
     settings: Settings,
     *,
@@ -215,7 +222,7 @@ def build_index(
     def prepare(item: tuple[SourceFile, FileRecord | None]) -> Prepared:
         source, previous = item
         return prepare_file(source, previous, settings, embedder, options, on_event, converted,
-                            setup.stamps.get(source.path))
+                            setup.stamps.get(source.key))
 
     taken = 0
     behind = Behind()
@@ -235,7 +242,7 @@ def build_index(
 
 def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
                  records: dict[str, FileRecord]) -> None:
-    summary.skipped = [str(p) for p in plan.skipped]
+    summary.skipped = list(plan.skipped)
     on_event(BuildEvent("build_started", data={
         "to_process": len(plan.to_process), "unchanged": len(plan.unchanged),
         "removed": len(plan.removed), "skipped": len(plan.skipped),
@@ -244,26 +251,32 @@ def _report_plan(plan: BuildPlan, summary: BuildSummary, on_event: EventSink,
     for source in plan.unchanged:
         summary.unchanged += 1
         # Its page and chunk counts from the manifest, so a job lists every file with its size in pages.
-        known = records.get(str(source.path))
+        known = records.get(source.key)
         counts = {"pages": known.pages, "chunks": known.chunks} if known is not None else {}
-        on_event(BuildEvent("file_unchanged", str(source.path), counts))
+        on_event(BuildEvent("file_unchanged", source.key, counts))
     for source, owner in plan.duplicates:
-        summary.duplicates.append({"path": str(source.path), "same_content_as": owner})
-        on_event(BuildEvent("file_duplicate", str(source.path), {"same_content_as": owner}))
+        summary.duplicates.append({"path": source.key, "same_content_as": owner})
+        on_event(BuildEvent("file_duplicate", source.key, {"same_content_as": owner}))
 
 
-def _language_sample(files: Sequence[Path], settings: Settings, converted: dict[Path, ConvertedDocument],
+def _language_sample(files: Sequence[Path | str], settings: Settings, converted: dict[str, ConvertedDocument],
                      on_event: EventSink = ignore_event, limit: int = 3) -> list[str]:
-    """Text of the first few convertible files (kept, so they are not converted twice)."""
+    """Text of the first few convertible files or objects (kept by key, so they are not converted twice)."""
     texts: list[str] = []
-    for path in files[: limit * 2]:
+    for item in files[: limit * 2]:
+        key = str(item)
+        name = object_name(item) if isinstance(item, str) else item.name
         on_event(BuildEvent("build_preparing", data={"files": len(files), "step": "detecting_language",
-                                                     "reading": path.name}))
+                                                     "reading": name}))
         try:
-            converted[path] = convert(path, settings)
+            if isinstance(item, str):
+                with fetched(item, settings) as local:
+                    converted[key] = convert(local, settings)
+            else:
+                converted[key] = convert(item, settings)
         except ConversionError:
             continue
-        texts.extend(b.text for b in converted[path].blocks[:200])
+        texts.extend(b.text for b in converted[key].blocks[:200])
         if len(converted) >= limit:
             break
     return texts

@@ -167,7 +167,7 @@ def _join(ray: Any, address: str, env: dict[str, str]) -> None:
 
 
 def build_index_distributed(
-    inputs: Sequence[Path],
+    inputs: Sequence[Path | str],
     index: str,
     settings: Settings,
     *,
@@ -200,7 +200,7 @@ def build_index_distributed(
                        settle_s=settle_s, remove=remove)
     work = setup.plan.to_process
     timings: dict[str, float] = {"convert": 0.0, "embed": 0.0, "write": 0.0}
-    jobs = [FileJob(source, previous, setup.stamps.get(source.path)) for source, previous in work]
+    jobs = [FileJob(source, previous, setup.stamps.get(source.key)) for source, previous in work]
     results: list[TaskResult] = []
     if jobs:
         cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
@@ -283,7 +283,7 @@ def _commit(setup: BuildSetup, jobs: Sequence[FileJob], results: Sequence[TaskRe
     """Replace the stale rows, commit every table's fragments once (side tables first), then the manifest."""
     import lance
 
-    by_path = {str(job.source.path): job for job in jobs}
+    by_path = {job.source.key: job for job in jobs}
     written = [o for r in results for o in r.outcomes if o.status in ("added", "updated")]
     stale = sorted({i for o in written for i in stale_ids(by_path[o.path], setup.records)})
     table = setup.table

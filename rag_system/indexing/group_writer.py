@@ -70,7 +70,7 @@ def file_record(prepared: Any, chunker_version: str, embedding_model: str) -> Fi
     """The manifest row of a prepared (converted and chunked) file, stamped now."""
     document, source = prepared.document, prepared.source
     return FileRecord(
-        path=str(source.path), document_id=source.document_id, document_name=document.name,
+        path=source.key, document_id=source.document_id, document_name=document.name,
         file_type=document.file_type, size=source.size, pages=document.page_count,
         chunks=len(prepared.chunks), chunker_version=chunker_version, embedding_model=embedding_model,
         ocr_engine=document.ocr_engine or "", indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -87,7 +87,7 @@ def stale_ids(prepared: Any, records: dict[str, FileRecord]) -> list[str]:
     indexed path still has that content."""
     stale = {prepared.source.document_id}
     previous = prepared.previous
-    if previous is not None and not shared_elsewhere(previous.document_id, str(prepared.source.path), records):
+    if previous is not None and not shared_elsewhere(previous.document_id, prepared.source.key, records):
         stale.add(previous.document_id)
     return sorted(stale)
 
@@ -135,15 +135,15 @@ class GroupWriter:
         offset = 0
         for prepared in group:
             if prepared.held:
-                self.summary.held.append(str(prepared.source.path))
+                self.summary.held.append(prepared.source.key)
                 continue
             if prepared.document is None:
-                path = str(prepared.source.path)
+                path = prepared.source.key
                 self.summary.failed.append({"path": path, "reason": prepared.error or "unknown error"})
                 self.on_event(BuildEvent("file_failed", path, {"reason": prepared.error}))
                 continue
             count = len(prepared.chunks)
-            self.on_event(BuildEvent("file_embedded", str(prepared.source.path), {"chunks": count}))
+            self.on_event(BuildEvent("file_embedded", prepared.source.key, {"chunks": count}))
             self._write(prepared, [] if append else stale[id(prepared)], vectors[offset:offset + count],
                         None if windows is None else windows[offset:offset + count])
             offset += count
@@ -152,7 +152,7 @@ class GroupWriter:
                windows: list[np.ndarray] | None) -> None:
         """Replace (or append) the file's rows, one commit per table, then record its manifest row."""
         document = prepared.document
-        source, path = prepared.source, str(prepared.source.path)
+        source, path = prepared.source, prepared.source.key
         previous = prepared.previous
         t0 = time.perf_counter()
         self.table.add_chunks(source.document_id, document.name, prepared.chunks, vectors, windows,

@@ -13,13 +13,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_system.indexing.manifest import FileRecord
+from rag_system.indexing.objects import is_object_uri
+from rag_system.indexing.objects import is_under as objects_is_under
 
 
 @dataclass(frozen=True)
 class SourceFile:
-    path: Path  # absolute, resolved
+    """One input file: a local file (`path`, absolute and resolved) or an object (`uri`, and `path` is
+    only its name: rag_system/indexing/objects.py fetches its bytes)."""
+
+    path: Path
     document_id: str  # sha256 of the bytes
     size: int
+    uri: str = ""
+
+    @property
+    def key(self) -> str:
+        """Its name in the manifest, in events and in a summary: the object's URI or the file's path."""
+        return self.uri or str(self.path)
 
 
 @dataclass
@@ -29,13 +40,13 @@ class BuildPlan:
     unchanged: list[SourceFile] = field(default_factory=list)
     removed: list[FileRecord] = field(default_factory=list)
     duplicates: list[tuple[SourceFile, str]] = field(default_factory=list)  # (file, path it duplicates)
-    skipped: list[Path] = field(default_factory=list)  # unsupported types found in folders
+    skipped: list[str] = field(default_factory=list)  # unsupported types found in folders and prefixes
 
     @property
     def to_process(self) -> list[tuple[SourceFile, FileRecord | None]]:
         work: list[tuple[SourceFile, FileRecord | None]] = [(f, None) for f in self.added]
         work.extend(self.updated)
-        return sorted(work, key=lambda item: str(item[0].path))
+        return sorted(work, key=lambda item: item[0].key)
 
 
 def discover(inputs: Sequence[Path], extensions: Iterable[str]) -> tuple[list[Path], list[Path], list[Path]]:
@@ -71,16 +82,16 @@ def discover(inputs: Sequence[Path], extensions: Iterable[str]) -> tuple[list[Pa
     return unique, sorted(skipped, key=str), roots
 
 
-def make_plan(files: Sequence[Path], hashes: Sequence[str], sizes: Sequence[int],
-              skipped: Sequence[Path], roots: Sequence[Path], records: dict[str, FileRecord],
-              chunker_version: str, embedding_model: str, held: Iterable[Path] = ()) -> BuildPlan:
-    """`held` files (still being written, see rag_system/indexing/sync.py) are left as they are indexed."""
+def make_plan(sources: Sequence[SourceFile], skipped: Sequence[str], roots: Sequence[str],
+              records: dict[str, FileRecord], chunker_version: str, embedding_model: str,
+              held: Iterable[str] = ()) -> BuildPlan:
+    """`roots`: folders' paths and prefixes' URIs, under which a file no longer found is removed.
+    `held` files (still being written, see rag_system/indexing/sync.py) are left as they are indexed."""
     plan = BuildPlan(skipped=list(skipped))
     owner_of: dict[str, str] = {r.document_id: p for p, r in records.items()}
-    seen: set[str] = {str(p) for p in held}
-    for path, digest, size in zip(files, hashes, sizes):
-        source = SourceFile(path, digest, size)
-        key = str(path)
+    seen: set[str] = set(held)
+    for source in sources:
+        key, digest = source.key, source.document_id
         seen.add(key)
         record = records.get(key)
         owner = owner_of.get(digest)
@@ -98,14 +109,18 @@ def make_plan(files: Sequence[Path], hashes: Sequence[str], sizes: Sequence[int]
     for key, record in sorted(records.items()):
         # Only folders the user named can lose files; indexing one more file
         # into an index never removes the others.
-        if key not in seen and any(_is_under(Path(key), root) for root in roots):
+        if key not in seen and any(_is_under(key, root) for root in roots):
             plan.removed.append(record)
     return plan
 
 
-def _is_under(path: Path, root: Path) -> bool:
+def _is_under(key: str, root: str) -> bool:
+    if is_object_uri(root):
+        return is_object_uri(key) and objects_is_under(key, root)
+    if is_object_uri(key):
+        return False
     try:
-        path.relative_to(root)
+        Path(key).relative_to(root)
     except ValueError:
         return False
     return True

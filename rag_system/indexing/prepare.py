@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rag_system.chunking.chunk import Chunk
@@ -20,6 +22,7 @@ from rag_system.config import Settings
 from rag_system.embedding.base import Embedder
 from rag_system.indexing.events import BuildEvent, EventSink
 from rag_system.indexing.manifest import FileRecord
+from rag_system.indexing.objects import ObjectChangedError, fetched
 from rag_system.indexing.plan import SourceFile
 from rag_system.ingestion import convert
 from rag_system.ingestion.types import ConversionError, ConvertedDocument
@@ -48,21 +51,45 @@ def file_stamp(path: Path) -> tuple[int, int] | None:
     return info.st_size, info.st_mtime_ns
 
 
+@contextmanager
+def _readable(source: SourceFile, settings: Settings) -> Iterator[Path]:
+    """The file to convert: a local file as it is, an object fetched (and checked against its hash)."""
+    if not source.uri:
+        yield source.path
+        return
+    with fetched(source.uri, settings, expected_sha256=source.document_id) as path:
+        yield path
+
+
+def _convert(source: SourceFile, settings: Settings, converted: dict[str, ConvertedDocument] | None
+             ) -> ConvertedDocument:
+    document = (converted or {}).pop(source.key, None)
+    if document is None:
+        with _readable(source, settings) as path:
+            document = convert(path, settings)
+    return replace(document, uri=source.uri) if source.uri else document
+
+
 def prepare_file(source: SourceFile, previous: FileRecord | None, settings: Settings,
                  embedder: Embedder, options: ChunkerOptions, on_event: EventSink,
-                 converted: dict[Path, ConvertedDocument] | None = None,
+                 converted: dict[str, ConvertedDocument] | None = None,
                  stamp: tuple[int, int] | None = None) -> Prepared:
     """Convert and chunk one file; failures become a reason, never an exception.
 
     `stamp`: its (size, mtime) before its bytes were hashed. A file written to since is *held*, not
     indexed: hash and text may be of two versions, or of half of one (an editor writing in two steps,
-    the second after the sync's settle check), and a reader would see half a document.
+    the second after the sync's settle check), and a reader would see half a document. An object
+    is held when the bytes fetched no longer have the planned hash. `converted`: by `SourceFile.key`.
     """
     t0 = time.perf_counter()
-    path = str(source.path)
+    path = source.key
     on_event(BuildEvent("file_started", path, {"size": source.size}))
     try:
-        document = (converted or {}).pop(source.path, None) or convert(source.path, settings)
+        try:
+            document = _convert(source, settings, converted)
+        except ObjectChangedError:
+            on_event(BuildEvent("file_held", path, {"reason": "the object changed since the build was planned"}))
+            return Prepared(source, previous, None, [], None, time.perf_counter() - t0, held=True)
         on_event(BuildEvent("file_converted", path, {
             "pages": document.page_count, "blocks": len(document.blocks),
             "ocr_engine": document.ocr_engine, "ocr_pages": list(document.ocr_pages),
@@ -71,7 +98,7 @@ def prepare_file(source: SourceFile, previous: FileRecord | None, settings: Sett
         chunks, ids = chunk_file(document, source.document_id, embedder.count_tokens_batch, options)
         if not chunks:
             raise ConversionError(source.path, "no text found (the file has no extractable text)")
-        if stamp is not None and file_stamp(source.path) != stamp:
+        if stamp is not None and not source.uri and file_stamp(source.path) != stamp:
             on_event(BuildEvent("file_held", path, {"reason": "the file changed while it was read"}))
             return Prepared(source, previous, None, [], None, time.perf_counter() - t0, held=True)
         on_event(BuildEvent("file_chunked", path, {"chunks": len(chunks)}))

@@ -202,11 +202,11 @@ def run_task(spec: TaskSpec, task: int, jobs: Sequence[FileJob]) -> TaskResult:
                     _add_file(prepared, vectors[offset:offset + count],
                               None if windows is None else windows[offset:offset + count], schemas, rows)
                     result.records.append(file_record(prepared, options.version, spec.identity.model_id))
-                    collect(BuildEvent("file_embedded", str(prepared.source.path), {"chunks": count}))
+                    collect(BuildEvent("file_embedded", prepared.source.key, {"chunks": count}))
                     offset += count
                 result.outcomes.append(_outcome(prepared))
                 if prepared.document is None and not prepared.held:
-                    collect(BuildEvent("file_failed", str(prepared.source.path), {"reason": prepared.error}))
+                    collect(BuildEvent("file_failed", prepared.source.key, {"reason": prepared.error}))
             if rows.chunks >= FRAGMENT_CHUNKS:
                 rows.flush()
     rows.flush()
@@ -228,7 +228,7 @@ def _add_file(prepared: Prepared, vectors: Any, windows: list[Any] | None, schem
 
 
 def _outcome(prepared: Prepared) -> FileOutcome:
-    path = str(prepared.source.path)
+    path = prepared.source.key
     if prepared.held:
         return FileOutcome(path, "held")
     document = prepared.document

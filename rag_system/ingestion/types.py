@@ -58,6 +58,13 @@ class ConvertedDocument:
     #: Each page is a document of its own (a mailbox's messages): indexed as parts of this file,
     #: `<file id>-<page>` (`common/document_ids.py`), so nothing joins one page to the next.
     pages_are_documents: bool = False
+    #: Where the bytes came from when that was not `path` (an object fetched from storage).
+    uri: str = ""
+
+    @property
+    def source_path(self) -> str:
+        """The source as the index names it: the object's URI, or the file's path."""
+        return self.uri or str(self.path)
 
 
 class ConversionError(Exception):
