@@ -49,7 +49,7 @@ from rag_system.generation.prompts import (
 from rag_system.grounding.quantities import asks_quantity, other_quantity, states_quantity
 from rag_system.generation.release import Release
 from rag_system.generation.replying import model_reply
-from rag_system.grounding.yes_no import (REPLY, backing_first, sources_answer, sources_reading,
+from rag_system.grounding.yes_no import (REPLY, backing_only, sources_answer, sources_reading,
                                          unsettled_reply_dropped, with_reply)
 from rag_system.grounding.terms import coverage
 from rag_system.retrieval.evidence import EvidenceBlock
@@ -116,10 +116,12 @@ class Synthesizer:
                 # The rules read words; the model, shown one answer sentence at a time, reads meaning.
                 judged = model_reply(question, answer.answer, judge, options.params.model)
                 reply, usage = judged.reply, {**usage, "reply": judged.usage}
-            said = with_reply(backing_first(question, answer.answer, reply), reply)
+            said = with_reply(backing_only(question, answer.answer, reply), reply)
             if said != answer.answer:
                 emit("answer_repaired", {"answer": said, "method": "reply"})
-                return replace(answer, answer=said, usage=usage)
+                kept = cited_numbers(said)  # quotes that settle nothing were left out with their sources
+                return replace(answer, answer=said, usage=usage,
+                               citations=[c for c in answer.citations if c["n"] in kept])
             return replace(answer, usage=usage)
         return answer
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from rag_system.generation.answer_rules import cited_numbers
 from rag_system.generation.language import question_language
 from rag_system.grounding.questions import plain_question
 from rag_system.grounding.replies import split_reply
@@ -74,17 +75,24 @@ def unsettled_reply_dropped(question: str, text: str, settled: str | None) -> st
     return rest[:1].upper() + rest[1:]
 
 
-def backing_first(question: str, text: str, reply: str | None) -> str:
-    """A quoted list with the item that gives `reply` on its own moved to the top, so the "No." is
-    followed by the sentence that says no. In the web app, "Did the seller's counsel find that
-    executing the deal breaches StartupXYZ's organizational documents?" got "No." over a letter's
-    salutation and its list of documents reviewed; "does not violate any provision of the Company's
-    organizational documents" came third."""
+def backing_only(question: str, text: str, reply: str | None) -> str:
+    """A quoted list cut to the items that give `reply` on their own and the items quoted from the same
+    blocks, when one item gives it, so the "No." is followed by the passage that says no. In the web
+    app, "Did the seller's counsel find that executing the deal breaches StartupXYZ's organizational
+    documents?" got "No." over a letter's salutation and the agreement's preamble, quoted from other
+    blocks for sharing the question's words; "does not violate any provision of the Company's
+    organizational documents" came third. Quotes from other blocks that settle nothing are not
+    evidence for the reply, and a person reading fast takes the first quote for its reason; the same
+    block's other sentences are its context ("Therefore, list.sort() sorts the list in place" beside
+    "it does not return the sorted list"). A list where no item settles it on its own stays whole."""
     items = text.strip().split("\n")
     if not reply or len(items) < 2 or not all(i.startswith("- ") for i in items):
         return text
-    first = next((n for n, item in enumerate(items) if answer_to(question, [Source(1, strip(item[2:]))]) == reply), 0)
-    return "\n".join([items[first], *items[:first], *items[first + 1:]]) if first else text
+    settling = [answer_to(question, [Source(1, strip(item[2:]))]) == reply for item in items]
+    blocks = {n for item, settles in zip(items, settling) if settles for n in cited_numbers(item)}
+    if not blocks:
+        return text
+    return "\n".join(item for item, settles in zip(items, settling) if settles or cited_numbers(item) & blocks)
 
 
 def with_reply(text: str, reply: str | None) -> str:

@@ -134,13 +134,29 @@ def test_distributed_build_equals_the_single_process_build(tmp_path: Path, corpu
 
 
 def _titles() -> Iterator[tuple[int, str]]:
-    """(pid, process title) of this machine's processes (Ray names a worker by the task it runs)."""
+    """(pid, process title) of this test's own processes (Ray names a worker by the task it runs).
+
+    Only descendants of this process (its local cluster's raylet and workers): another build running
+    on the machine (a second test run, a benchmark, a user's `index --workers`) has workers with the
+    same title, and killing one of those failed both that build and this test."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                yield int(entry.name), (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+                pid = int(entry.name)
+                title = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+                if _descends_from(pid, os.getpid()):
+                    yield pid, title
             except OSError:  # gone meanwhile
                 continue
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        # /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if pid == ancestor:
+            return True
+    return False
 
 
 def _kill_first_task(stop: threading.Event, killed: list[int]) -> None:

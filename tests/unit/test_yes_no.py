@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rag_system.grounding.terms import is_yes_no
 from rag_system.grounding.verifier import Source, answer_to, verify
-from rag_system.grounding.yes_no import backing_first, sources_answer, sources_reading, unsettled_reply_dropped
+from rag_system.grounding.yes_no import backing_only, sources_answer, sources_reading, unsettled_reply_dropped
 from tests.unit.test_synthesis import block
 
 
@@ -176,16 +176,20 @@ def test_a_clause_forbidding_what_a_can_question_asks_answers_no():
     assert answer_to("Do I bring my dog to the office?", [Source(1, "Dogs are forbidden in the office.")]) is None
 
 
-def test_the_item_that_gives_the_reply_comes_first():
+def test_a_reply_keeps_the_quotes_that_give_it_and_their_blocks_context():
     question = "Does signing the lease breach the tenant's mortgage?"
     quotes = ("- We have acted as counsel to the tenant in connection with the lease. [1]\n"
-              "- The lease does not violate any term of the tenant's existing mortgage. [1]")
-    assert backing_first(question, quotes, "no").split("\n") == [
-        "- The lease does not violate any term of the tenant's existing mortgage. [1]",
-        "- We have acted as counsel to the tenant in connection with the lease. [1]"]
-    assert backing_first(question, quotes, None) == quotes
-    assert backing_first(question, quotes, "yes") == quotes  # no item says yes: the order stays
-    assert backing_first(question, "The lease does not violate it. [1]", "no") == "The lease does not violate it. [1]"
+              "- The lease does not violate any term of the tenant's existing mortgage. [2]\n"
+              "- Tenant's counsel: Wilson & Partners LLP [3]\n"
+              "- The mortgage is held by First Bank. [2]\n"
+              "- The lease does not breach the tenant's mortgage. [4]")
+    assert backing_only(question, quotes, "no").split("\n") == [
+        "- The lease does not violate any term of the tenant's existing mortgage. [2]",
+        "- The mortgage is held by First Bank. [2]",
+        "- The lease does not breach the tenant's mortgage. [4]"]
+    assert backing_only(question, quotes, None) == quotes
+    assert backing_only(question, quotes, "yes") == quotes  # no item says yes: the list stays whole
+    assert backing_only(question, "The lease does not violate it. [1]", "no") == "The lease does not violate it. [1]"
 
 
 def test_what_a_light_verb_has_is_what_it_says():
