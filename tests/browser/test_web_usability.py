@@ -212,6 +212,27 @@ def test_presets_and_options_persist(page: Any, stack: Stack) -> None:
     page.check("input[name=preset][value=balanced]")
 
 
+def test_a_saved_preset_follows_the_release_and_balanced_reranks(page: Any, stack: Stack) -> None:
+    """A browser that saved "Balanced" when it did not re-rank gets today's Balanced, which re-ranks as the
+    RAG API does by default; a custom choice stays as saved."""
+    page.goto(stack.url + "/#/settings")
+    page.wait_for_selector("#settings-form")
+    old = {"preset": "balanced", "retrieval_mode": "hybrid", "retrieval_k": 20, "reranker_top_k": 8,
+           "ai_rerank": False, "context_expand": True, "context_window_size": 1, "query_decompose": True,
+           "verify": False, "backend": "", "theme": "system", "indexes": []}
+    page.evaluate("(s) => localStorage.setItem('docent.settings.v1', JSON.stringify(s))", old)
+    page.reload()
+    page.wait_for_selector("#settings-form")
+    assert page.is_checked("input[name=preset][value=balanced]") and page.is_checked("input[name=ai_rerank]")
+    page.evaluate("(s) => localStorage.setItem('docent.settings.v1', JSON.stringify(s))",
+                  {**old, "preset": "custom", "retrieval_k": 33})
+    page.reload()
+    page.wait_for_selector("#settings-form")
+    assert page.is_checked("input[name=preset][value=custom]") and not page.is_checked("input[name=ai_rerank]")
+    assert page.input_value("input[name=retrieval_k]") == "33"
+    page.check("input[name=preset][value=balanced]")
+
+
 def test_index_manager_errors_are_readable_with_retry(page: Any, stack: Stack, index_id: str) -> None:
     page.goto(stack.url + "/#/indexes")
     page.click(f".index-pick[data-id='{index_id}']")

@@ -6,7 +6,10 @@ const KEY = "docent.settings.v1";
 export const PRESETS = {
   fast: { label: "Fast", retrieval_mode: "hybrid", retrieval_k: 10, reranker_top_k: 5, ai_rerank: false,
     context_expand: false, context_window_size: 1, query_decompose: false, verify: false },
-  balanced: { label: "Balanced", retrieval_mode: "hybrid", retrieval_k: 20, reranker_top_k: 8, ai_rerank: false,
+  // Re-ranks, as the RAG API does by default (RERANK=true, chosen by measurement, Documentation/evaluation.md):
+  // without it the NDA's "Nothing in this NDA grants any rights to intellectual property" fell out of the
+  // passages for "Does signing the NDA give TechCorp a licence to StartupXYZ's patents?".
+  balanced: { label: "Balanced", retrieval_mode: "hybrid", retrieval_k: 20, reranker_top_k: 8, ai_rerank: true,
     context_expand: true, context_window_size: 1, query_decompose: true, verify: false },
   high_recall: { label: "High recall", retrieval_mode: "hybrid", retrieval_k: 50, reranker_top_k: 12, ai_rerank: true,
     context_expand: true, context_window_size: 2, query_decompose: true, verify: true },
@@ -27,11 +30,19 @@ export function setCapabilities(models) {
 }
 
 function load() {
+  let stored = {};
   try {
-    return { ...DEFAULTS, ...JSON.parse(localStorage.getItem(KEY) || "{}") };
+    stored = JSON.parse(localStorage.getItem(KEY) || "{}") || {};
   } catch {
-    return { ...DEFAULTS };
+    stored = {};
   }
+  const loaded = { ...DEFAULTS, ...stored };
+  // A named preset means what it means today: its options follow a new release's preset, so a browser
+  // that saved "Balanced" before it re-ranked re-ranks now. Only "custom" keeps the options as saved.
+  if (Object.hasOwn(PRESETS, loaded.preset)) {
+    for (const k of OPTION_KEYS) loaded[k] = PRESETS[loaded.preset][k];
+  }
+  return loaded;
 }
 
 export function save() {
