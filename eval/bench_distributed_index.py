@@ -1,4 +1,4 @@
-"""Distributed index builds: `python -m eval.bench_distributed_index --data-dir ../shared/eval-data [--store s3] [--json]`.
+"""Distributed index builds: `python -m eval.bench_distributed_index --data-dir ../shared/eval-data [--store s3] [--inputs s3] [--json]`.
 
 Builds the localGPT corpora (or `--docs FOLDER`) once per arm: the single-process
 `build_index`, then `build_index_distributed` on a local Ray cluster of 1, 2 and 4
@@ -28,6 +28,12 @@ gets the store's `LANCEDB_URI` and AWS_* variables, and its Ray workers the
 storage options its settings send with every task, as in a real deployment.
 Loopback has no network latency, so this measures the protocol's cost, not a
 remote bucket's round trips.
+
+`--inputs s3` reads the documents from that server too: the bench uploads each
+source folder under `inputs/<folder>/` and every arm indexes the `s3://`
+prefixes (rag_system/indexing/objects.py: the driver lists and hashes the
+objects, whoever converts a file fetches it), as a cluster without a shared file
+system must. With `--store local` the server then holds only the inputs.
 """
 
 from __future__ import annotations
@@ -58,7 +64,24 @@ def _sources(args: argparse.Namespace) -> list[Path]:
     return build_sources(args.data_dir, args.docs)
 
 
-def _arm(spec: str, sources: list[Path], warm: Path, data: Path) -> dict[str, Any]:
+def _upload(server: S3Server, sources: list[Path]) -> list[str]:
+    """Each source folder's files under `inputs/<folder name>/` on the server; the prefixes' URIs."""
+    from pyarrow import fs
+
+    env = server.env()
+    system = fs.S3FileSystem(endpoint_override=server.endpoint, access_key=env["AWS_ACCESS_KEY_ID"],
+                             secret_key=env["AWS_SECRET_ACCESS_KEY"], region=env["AWS_REGION"])
+    uris = []
+    for source in sources:
+        prefix = f"inputs/{source.name}"
+        for path in sorted(p for p in source.rglob("*") if p.is_file()):
+            with system.open_output_stream(f"{server.bucket}/{prefix}/{path.relative_to(source).as_posix()}") as out:
+                out.write(path.read_bytes())
+        uris.append(server.uri(prefix))
+    return uris
+
+
+def _arm(spec: str, sources: list[Path | str], warm: Path, data: Path) -> dict[str, Any]:
     """One arm in this process: `single`, or `local:N`; the figures of its timed build."""
     from rag_system.config import load_settings
     from rag_system.indexing.builder import build_index
@@ -200,11 +223,12 @@ def _store(kind: str, workdir: Path) -> Iterator[S3Server | None]:
         raise SystemExit(f"--store s3 needs a SeaweedFS server: {exc}") from None
 
 
-def _arm_env(server: S3Server | None, spec: str) -> dict[str, str]:
-    """What an arm's process adds to this one's environment: nothing locally, its prefix and credentials on S3."""
+def _arm_env(server: S3Server | None, spec: str, store: bool = True) -> dict[str, str]:
+    """What an arm's process adds to this one's environment: nothing locally, its credentials on S3 and,
+    when the store is there (`store`), its own prefix."""
     if server is None:
         return {}
-    return {"LANCEDB_URI": server.uri(f"bench-{spec.replace(':', '-')}"), **server.env()}
+    return {**({"LANCEDB_URI": server.uri(f"bench-{spec.replace(':', '-')}")} if store else {}), **server.env()}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -215,14 +239,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"missing data: {', '.join(missing or [str(warm)])}")
     specs = ["single", *(f"local:{n}" for n in args.workers)]
     arms: list[dict[str, Any]] = []
+    needs_server = "s3" if "s3" in (args.store, args.inputs) else "local"
     with (tempfile.TemporaryDirectory(prefix="docent-bench-ray-") as tmp,
-          _store(args.store, Path(tmp) / "seaweed") as server):
+          _store(needs_server, Path(tmp) / "seaweed") as server):
         roots = {spec: Path(tmp) / spec.replace(":", "_") for spec in specs}
-        envs = {spec: _arm_env(server, spec) for spec in specs}
+        envs = {spec: _arm_env(server, spec, store=args.store == "s3") for spec in specs}
+        inputs = [] if args.inputs == "local" or server is None else _upload(server, sources)
         for spec in specs:
             command = [sys.executable, "-m", "eval.bench_distributed_index", "--arm", spec,
                        "--arm-data", str(roots[spec]), "--data-dir", str(args.data_dir),
-                       *(["--docs", str(args.docs)] if args.docs else [])]
+                       *(["--docs", str(args.docs)] if args.docs else []),
+                       *(a for uri in inputs for a in ("--arm-input", uri))]
             done = subprocess.run(command, capture_output=True, text=True, check=False,
                                   env={**os.environ, **envs[spec]})
             if done.returncode != 0:
@@ -230,7 +257,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             arms.append(json.loads(done.stdout.strip().splitlines()[-1]))
             sys.stderr.write(f"{spec}: {arms[-1]['seconds']} s, {arms[-1]['chunks_per_s']} chunks/s\n")
         _agreement(arms, roots, envs, _questions(args.data_dir))
-    return {"sources": [str(s) for s in sources], "store": args.store, "cpus": os.cpu_count(),
+    return {"sources": [str(s) for s in sources], "store": args.store, "inputs": args.inputs, "cpus": os.cpu_count(),
             "load_average": os.getloadavg(), "arms": arms, "model": _model(arms)}
 
 
@@ -252,18 +279,22 @@ def main(argv: list[str] | None = None) -> int:
                    help="local worker counts to time (default 1,2,4)")
     p.add_argument("--store", choices=("local", "s3"), default="local",
                    help="where the arms build: a local folder (default) or a SeaweedFS S3 server the bench starts")
+    p.add_argument("--inputs", choices=("local", "s3"), default="local",
+                   help="where the documents are read from: their folders (default) or s3:// prefixes on that server")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--arm", help=argparse.SUPPRESS)  # internal: run one arm in this process
     p.add_argument("--arm-data", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--arm-input", action="append", default=[], help=argparse.SUPPRESS)  # an arm's s3:// inputs
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.arm:
-        sys.stdout.write(json.dumps(_arm(args.arm, _sources(args), args.data_dir / "localgpt" / "corpora" /
+        inputs: list[Path | str] = [*args.arm_input] or [*_sources(args)]
+        sys.stdout.write(json.dumps(_arm(args.arm, inputs, args.data_dir / "localgpt" / "corpora" /
                                          "acquisition", args.arm_data)) + "\n")
         return 0
     result = run(args)
     sys.stdout.write((json.dumps(result, indent=2) if args.json else
-                      f"store: {result['store']}\n{_table(result)}\n{json.dumps(result['model'], indent=2)}") + "\n")
+                      f"store: {result['store']}, inputs: {result['inputs']}\n{_table(result)}\n{json.dumps(result['model'], indent=2)}") + "\n")
     return 0
 
 

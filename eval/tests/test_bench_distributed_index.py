@@ -37,3 +37,30 @@ def test_the_store_is_local_or_s3() -> None:
     with pytest.raises(SystemExit) as exc:
         bench.main(["--store", "gcs"])
     assert exc.value.code == 2
+
+
+def test_inputs_on_s3_get_credentials_without_moving_the_store() -> None:
+    server = S3Server("http://127.0.0.1:1", "docent", cast("subprocess.Popen[bytes]", None), Path("weed.out"))
+    env = bench._arm_env(server, "local:2", store=False)
+    assert "LANCEDB_URI" not in env and env["AWS_ENDPOINT_URL"] == server.endpoint
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--inputs", "gcs"])
+    assert exc.value.code == 2
+
+
+def test_uploaded_inputs_are_prefixes_a_build_lists(tmp_path: Path) -> None:
+    """The folders the bench uploads come back, file for file, from the prefixes it hands the arms."""
+    from rag_system.config import load_settings
+    from rag_system.indexing.objects import list_objects
+
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.md").write_text("# A\n\nalpha\n")
+    (docs / "sub" / "b.txt").write_text("beta\n")
+    with seaweed.seaweed(tmp_path / "seaweed") as server:
+        uris = bench._upload(server, [docs])
+        assert uris == [server.uri("inputs/docs")]
+        settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data"), **server.env()}, dotenv_path=None)
+        listing = list_objects(uris, [".md", ".txt"], settings)
+    assert [o.uri for o in listing.found] == [f"{uris[0]}/a.md", f"{uris[0]}/sub/b.txt"]
+    assert listing.roots == uris
