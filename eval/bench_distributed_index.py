@@ -65,7 +65,8 @@ def _sources(args: argparse.Namespace) -> list[Path]:
 
 
 def _upload(server: S3Server, sources: list[Path]) -> list[str]:
-    """Each source folder's files under `inputs/<folder name>/` on the server; the prefixes' URIs."""
+    """Each source folder's files under `inputs/<folder name>/` on the server, a source file as
+    `inputs/<file name>`; the prefixes' and objects' URIs."""
     from pyarrow import fs
 
     env = server.env()
@@ -74,8 +75,10 @@ def _upload(server: S3Server, sources: list[Path]) -> list[str]:
     uris = []
     for source in sources:
         prefix = f"inputs/{source.name}"
-        for path in sorted(p for p in source.rglob("*") if p.is_file()):
-            with system.open_output_stream(f"{server.bucket}/{prefix}/{path.relative_to(source).as_posix()}") as out:
+        files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+        for path in files:
+            key = prefix if path == source else f"{prefix}/{path.relative_to(source).as_posix()}"
+            with system.open_output_stream(f"{server.bucket}/{key}") as out:
                 out.write(path.read_bytes())
         uris.append(server.uri(prefix))
     return uris

@@ -57,10 +57,12 @@ def test_uploaded_inputs_are_prefixes_a_build_lists(tmp_path: Path) -> None:
     (docs / "sub").mkdir(parents=True)
     (docs / "a.md").write_text("# A\n\nalpha\n")
     (docs / "sub" / "b.txt").write_text("beta\n")
+    manual = tmp_path / "manual.txt"  # a corpus may be one file (the Atlas-7 manual)
+    manual.write_text("gamma\n")
     with seaweed.seaweed(tmp_path / "seaweed") as server:
-        uris = bench._upload(server, [docs])
-        assert uris == [server.uri("inputs/docs")]
+        uris = bench._upload(server, [docs, manual])
+        assert uris == [server.uri("inputs/docs"), server.uri("inputs/manual.txt")]
         settings = load_settings(environ={"DOCENT_DATA_DIR": str(tmp_path / "data"), **server.env()}, dotenv_path=None)
         listing = list_objects(uris, [".md", ".txt"], settings)
-    assert [o.uri for o in listing.found] == [f"{uris[0]}/a.md", f"{uris[0]}/sub/b.txt"]
-    assert listing.roots == uris
+    assert [o.uri for o in listing.found] == [f"{uris[0]}/a.md", f"{uris[0]}/sub/b.txt", uris[1]]
+    assert listing.roots == uris[:1]
