@@ -10,7 +10,6 @@ could carry them to the workers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +23,8 @@ from tests.scale.conftest import s3_settings
 ray = pytest.importorskip("ray", reason="ray is not installed (requirements.txt)")
 pytest.importorskip("lance", reason="pylance is not installed (requirements.txt)")
 
-from rag_system.indexing.distributed import build_index_distributed, ray_cluster  # noqa: E402
+from rag_system.indexing.distributed import build_index_distributed  # noqa: E402
 from tests.integration.test_distributed_build import _assert_same_rows, _manifest, _rows  # noqa: E402
-
-
-#: What a worker would otherwise find the store by; removed from the environment the cluster inherits.
-STORE_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                   "AWS_ALLOW_HTTP", "LANCEDB_URI")
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    if ray.is_initialized():
-        pytest.skip("this process is already connected to a Ray cluster, started with another environment")
-    with pytest.MonkeyPatch.context() as env:
-        for name in STORE_VARIABLES:
-            env.delenv(name, raising=False)
-        with ray_cluster("local:2"):
-            yield
 
 
 def _assert_same(single: Any, spread: Any, index: str) -> None:

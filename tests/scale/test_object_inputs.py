@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,23 +29,10 @@ from tests.scale.conftest import s3_settings
 ray = pytest.importorskip("ray", reason="ray is not installed (requirements.txt)")
 pytest.importorskip("lance", reason="pylance is not installed (requirements.txt)")
 
-from rag_system.indexing.distributed import build_index_distributed, ray_cluster  # noqa: E402
+from rag_system.indexing.distributed import build_index_distributed  # noqa: E402
 from tests.integration.test_distributed_build import _assert_same_rows, _manifest, _rows  # noqa: E402
-from tests.scale.test_distributed_s3 import STORE_VARIABLES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    """Started without any AWS_* variable: the workers can reach the objects only through the task spec."""
-    if ray.is_initialized():
-        pytest.skip("this process is already connected to a Ray cluster, started with another environment")
-    with pytest.MonkeyPatch.context() as env:
-        for name in STORE_VARIABLES:
-            env.delenv(name, raising=False)
-        with ray_cluster("local:2"):
-            yield
 
 
 def _filesystem(s3: S3Server) -> Any:
