@@ -17,11 +17,21 @@ LIBRARY_COMMANDS = ("embedders", "sync")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def _folder(text: str) -> Path:
+    """A folder to bind; an `s3://` prefix is refused by name (as a Path it would read "s3:/…", a folder
+    nobody has): there is nothing to watch there, and `index` brings an index in line with it."""
+    if text.startswith("s3://"):
+        raise argparse.ArgumentTypeError(
+            f"{text}: sync binds local folders; index an s3:// prefix with "
+            f"`python -m rag_system index {text} --index NAME` (run it again to bring the index up to date)")
+    return Path(text)
+
+
 def add_library_commands(sub: Any) -> None:
     emb = sub.add_parser("embedders", help="list the embedders an index can be built with")
     emb.add_argument("--json", action="store_true", help="print the list as JSON")
     syn = sub.add_parser("sync", help="bind folders to an index and bring it up to date (--watch: keep it so)")
-    syn.add_argument("folders", nargs="+", type=Path, help="folders to keep the index in line with")
+    syn.add_argument("folders", nargs="+", type=_folder, help="folders to keep the index in line with")
     syn.add_argument("--index", required=True, help="index name")
     syn.add_argument("--watch", action="store_true", help="keep watching and syncing until Ctrl-C")
     syn.add_argument("--embedder", help="the embedder of a new index (an existing index keeps its own)")

@@ -52,6 +52,9 @@ def test_sync_once_then_watch(tmp_path: Path) -> None:
 
     bad = _sync(env, str(tmp_path / "missing"), "--index", "notes")
     assert bad.returncode == 2 and "not a folder" in bad.stderr, bad.stderr
+    bucket = _sync(env, "s3://docent/notes", "--index", "notes")  # not read as the folder "s3:/docent/notes"
+    assert bucket.returncode == 2 and "sync binds local folders" in bucket.stderr, bucket.stderr
+    assert "index s3://docent/notes --index NAME" in bucket.stderr
     bad_name = _sync(env, str(folder), "--index", "no/slashes")
     assert bad_name.returncode == 2 and "error:" in bad_name.stderr, bad_name.stderr
 
