@@ -67,11 +67,10 @@ def _sources(args: argparse.Namespace) -> list[Path]:
 def _upload(server: S3Server, sources: list[Path]) -> list[str]:
     """Each source folder's files under `inputs/<folder name>/` on the server, a source file as
     `inputs/<file name>`; the prefixes' and objects' URIs."""
-    from pyarrow import fs
+    from rag_system.config import load_settings
+    from rag_system.indexing.objects import filesystem
 
-    env = server.env()
-    system = fs.S3FileSystem(endpoint_override=server.endpoint, access_key=env["AWS_ACCESS_KEY_ID"],
-                             secret_key=env["AWS_SECRET_ACCESS_KEY"], region=env["AWS_REGION"])
+    system = filesystem(load_settings(environ=server.env(), dotenv_path=None))  # as the arms will read them
     uris = []
     for source in sources:
         prefix = f"inputs/{source.name}"

@@ -19,7 +19,7 @@ import hashlib
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -127,17 +127,14 @@ def list_objects(uris: Sequence[str], extensions: Iterable[str], settings: Setti
 
 
 def _sha256(system: Any, uri: str, copy_to: Path | None = None) -> str:
+    """The object's sha256, read once; with `copy_to`, its bytes written there on the way."""
     digest = hashlib.sha256()
-    with system.open_input_stream(_key(uri)) as stream:
-        out = open(copy_to, "wb") if copy_to is not None else None
-        try:
-            while block := stream.read(BLOCK_BYTES):
-                digest.update(block)
-                if out is not None:
-                    out.write(block)
-        finally:
+    with system.open_input_stream(_key(uri)) as stream, \
+            (open(copy_to, "wb") if copy_to is not None else nullcontext()) as out:
+        while block := stream.read(BLOCK_BYTES):
+            digest.update(block)
             if out is not None:
-                out.close()
+                out.write(block)
     return digest.hexdigest()
 
 
