@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import docent_native
 
 from common.lexicon import ASKING_WORDS, STOP_WORDS, WORD, stem
+from rag_system.grounding.parser import parser
 from rag_system.grounding.terms import ask_terms, compound_words, initialisms, term_set, weighted_terms
 
 #: Neighbouring sentences on each side of a window's centre sentence.
@@ -150,6 +151,8 @@ def ask_together(question: str, texts: Sequence[str], names: Sequence[str] = ())
             has_head = (head is None or head in _common_words(sentence)) and \
                 (shape is None or shape.search(window) is not None)
             subject_share = sum(_said(u, present) for u in specific) / len(specific) if specific else 1.0
+            if has_head and head is not None and subject_share >= MIN_SUBJECT and not _said_as_thing(head, sentence):
+                has_head = False
             if has_head and subject_share >= MIN_SUBJECT:
                 return match(True, index, window, present)
             if subject_share + has_head > closest_score:
@@ -195,6 +198,17 @@ def _common_words(sentence: str) -> set[str]:
     downloads) nor the words of a name ("People Operations" is not people)."""
     plain = _TITLE_RUN.sub(" ", sentence)
     return {stem(w) for w in WORD.findall(plain.lower()) if "_" not in w}
+
+
+def _said_as_thing(head: str, sentence: str) -> bool:
+    """The head is written as the thing asked for, not as a verb of the same spelling: "Which port
+    does a PostgreSQL server listen on?" is not answered by "... and then port the code to a larger
+    database such as PostgreSQL" (seen in the web app over the sqlite3 reference, which then quoted
+    three unrelated sentences instead of refusing). The parser reads only a sentence that would
+    otherwise answer."""
+    doc = parser().parse([sentence])[0]
+    return any(t.pos_ != "VERB" for t in doc if stem(t.text.lower()) == head) or \
+        not any(stem(t.text.lower()) == head for t in doc)  # a spelling the parser cuts otherwise: keep it
 
 
 def _windows(text: str) -> Iterator[tuple[str, str]]:

@@ -43,8 +43,9 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
     answer "no", unless it is a condition ("If my days expire unused, do I get paid?" — "are not
     paid out on expiry" answers no, though the condition is worded otherwise there; "if I am off for
     a whole week" against "sick leave is paid for 12 weeks" denies nothing that was asked); a "yes"
-    needs every clause said, as asked, in one source sentence (a word of the source's title or
-    headings counts: "Can I backflush the Atlas-7 weekly?" in the Atlas-7 manual)."""
+    needs every clause said, as asked, in one source sentence, and not in a clause that is the
+    condition of another (a word of the source's title or headings counts: "Can I backflush the
+    Atlas-7 weekly?" in the Atlas-7 manual)."""
     said: str | None = None
     where = denied = ""
     unsettled = False
@@ -55,8 +56,11 @@ def source_answer(question: Sequence[Unit], pool: Sequence[Unit], context: dict[
         a = align(unit, pool, context, asked)
         if a.unit is None:
             return None, ""
-        stated = not a.findings and all(k in a.matched or named_in(k, context.get(a.unit.source, frozenset()))
-                                        for k in unit.keys())  # one clause says all of it
+        # one clause says all of it, as a statement: a condition of another clause states nothing ("If
+        # True (default), ProgrammingError will be raised if the connection is used by a thread other than
+        # the one that created it" is no "yes" to "Can I use a connection from another thread?")
+        stated = a.unit.condition is None and not a.findings and all(
+            k in a.matched or named_in(k, context.get(a.unit.source, frozenset())) for k in unit.keys())
         # where the clause read first does not say it, any clause that denies it answers: "We have acted
         # as legal counsel to StartupXYZ" holds more of the question's words than "does not violate any
         # provision of the Company's organizational documents", which answers it

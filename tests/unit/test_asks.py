@@ -123,3 +123,13 @@ def test_a_percentage_is_answered_only_where_a_percentage_is_written():
     question = "What percentage of StartupXYZ does its founder Sarah Chen own?"
     assert not ask_together(question, [signature], ["nda.pdf"]).found
     assert ask_together(question, [signature + ". Sarah Chen owns 62% of StartupXYZ."], ["cap.pdf"]).found
+
+
+def test_a_verb_of_the_same_spelling_does_not_say_the_head():
+    # Seen in the web app over the sqlite3 reference: "then port the code to a larger database such as
+    # PostgreSQL" held "port" and "PostgreSQL", and three unrelated quotes came instead of a refusal.
+    passage = ("Some teams prototype with the embedded store. It is also possible to port the code to a larger "
+               "database such as PostgreSQL later.")
+    question = "Which port does a PostgreSQL server listen on by default?"
+    assert not ask_together(question, [passage], ["store.md"]).found
+    assert ask_together(question, ["A PostgreSQL server listens on port 5432 by default."], ["pg.md"]).found

@@ -35,6 +35,18 @@ def test_a_condition_the_passage_words_otherwise_denies_nothing():
     assert answer_to("Do I need a parking permit if I'm parked for a whole day?", [Source(1, passage)]) != "no"
 
 
+def test_a_clause_that_is_a_condition_of_another_says_no_yes():
+    # Seen in the web app over the sqlite3 reference: "Can I use a sqlite3 connection from another thread
+    # by default?" got "Yes." from "... will be raised if the database connection is used by a thread other
+    # than the one that created it": the question's words are all in the "if" clause, which states nothing.
+    passage = ("share_session (bool) - If True (default), SessionError is raised if the session is opened by a "
+               "worker other than the one that created it. If False, the session may be opened by several workers.")
+    question = "Can I open a session from another worker by default?"
+    assert answer_to(question, [Source(1, passage, "sessions.md")]) != "yes"
+    assert answer_to("Is the session opened by a worker other than the one that created it?",
+                     [Source(1, "A session is opened by a worker other than the one that created it.")]) == "yes"
+
+
 def test_the_answer_sentence_settles_what_the_passage_words_otherwise():
     blocks = [block(1, "Archives stored on disk are encrypted with AES-256 by the backup tool. Archives on tape are "
                        "written in plain form without encryption.", name="backup.md")]
