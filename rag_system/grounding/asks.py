@@ -18,8 +18,9 @@ neighbours (and the block's document name and section, which name what all
 of it is about) at least half of the question's subject (its names, codes and
 numbers). The head must be written as a word of its own: not a word of a
 name ("Department of People Operations" does not say people), of an
-identifier (`download_url`) or of the block's heading ("Espresso Machine ·
-Service Manual" does not say how many machines were sold). A head that names a
+identifier (`download_url`), of the block's heading ("Espresso Machine ·
+Service Manual" does not say how many machines were sold), nor a verb of the
+same spelling ("port the code" is no port). A head that names a
 dimension or a kind ("the duration of", "which component") is answered by a
 value or an instance, not by the word, so it is not required; where the value
 has a shape of its own (a percentage), the window must hold one.
@@ -151,7 +152,8 @@ def ask_together(question: str, texts: Sequence[str], names: Sequence[str] = ())
             has_head = (head is None or head in _common_words(sentence)) and \
                 (shape is None or shape.search(window) is not None)
             subject_share = sum(_said(u, present) for u in specific) / len(specific) if specific else 1.0
-            if has_head and head is not None and subject_share >= MIN_SUBJECT and not _said_as_thing(head, sentence):
+            if has_head and head is not None and subject_share >= MIN_SUBJECT and \
+                    not _said_as_thing(head, written.get(head, head), sentence):
                 has_head = False
             if has_head and subject_share >= MIN_SUBJECT:
                 return match(True, index, window, present)
@@ -200,15 +202,17 @@ def _common_words(sentence: str) -> set[str]:
     return {stem(w) for w in WORD.findall(plain.lower()) if "_" not in w}
 
 
-def _said_as_thing(head: str, sentence: str) -> bool:
-    """The head is written as the thing asked for, not as a verb of the same spelling: "Which port
-    does a PostgreSQL server listen on?" is not answered by "... and then port the code to a larger
-    database such as PostgreSQL" (seen in the web app over the sqlite3 reference, which then quoted
-    three unrelated sentences instead of refusing). The parser reads only a sentence that would
-    otherwise answer."""
-    doc = parser().parse([sentence])[0]
-    return any(t.pos_ != "VERB" for t in doc if stem(t.text.lower()) == head) or \
-        not any(stem(t.text.lower()) == head for t in doc)  # a spelling the parser cuts otherwise: keep it
+def _said_as_thing(head: str, word: str, sentence: str) -> bool:
+    """The head is written as the thing asked for, not as a verb of the same spelling that carries no
+    value: "Which port does a PostgreSQL server listen on?" is not answered by "... and then port the
+    code to a larger database such as PostgreSQL" (seen in the web app over the sqlite3 reference, which
+    then quoted three unrelated sentences instead of refusing). A verb still says it where the question
+    writes another form of it ("is rated for 52 watts" says the rating) or where it holds a number
+    ("costs $5" says the cost). `word`: the head as the question writes it. The parser reads only a
+    sentence that would otherwise answer."""
+    tokens = [t for t in parser().parse([sentence])[0] if stem(t.text.lower()) == head]
+    return not tokens or any(t.pos_ != "VERB" or t.lemma_.lower() != word.lower()
+                             or any(c.like_num for c in t.subtree) for t in tokens)
 
 
 def _windows(text: str) -> Iterator[tuple[str, str]]:

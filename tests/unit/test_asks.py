@@ -133,3 +133,8 @@ def test_a_verb_of_the_same_spelling_does_not_say_the_head():
     question = "Which port does a PostgreSQL server listen on by default?"
     assert not ask_together(question, [passage], ["store.md"]).found
     assert ask_together(question, ["A PostgreSQL server listens on port 5432 by default."], ["pg.md"]).found
+    # A verb still says it as another form of the word, or with the value it carries.
+    assert ask_together("What is the continuous duty rating of the pump?",
+                        ["The pump is rated for 52 watts continuous duty."], ["manual.pdf"]).found
+    assert ask_together("What is the cost of the premium plan?", ["The premium plan costs $25 a month."],
+                        ["plans.md"]).found
