@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -183,10 +184,17 @@ def test_rag_api_down_is_502_and_the_question_is_kept(client: Client, gateway: G
     history = client.get(f"/sessions/{sid}").json["messages"]
     assert [m["sender"] for m in history] == ["user"]
     assert client.get("/models").status == 502
-    # One JSON access line per request, with the request id, and never the message text.
-    log = gateway.log()
-    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{") and "request_id" in line]
-    mine = [entry for entry in lines if entry["request_id"] == "req-502-test"]
+    # One JSON access line per request, with the request id, and never the message text. The line is
+    # written once the response has gone out (it counts the bytes sent), so a loaded machine can
+    # answer the client before the server thread has logged it: wait for it, up to 10 s.
+    deadline = time.monotonic() + 10
+    while True:
+        log = gateway.log()
+        lines = [json.loads(line) for line in log.splitlines() if line.startswith("{") and "request_id" in line]
+        mine = [entry for entry in lines if entry["request_id"] == "req-502-test"]
+        if mine or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert len(mine) == 1 and mine[0]["status"] == 502 and mine[0]["route"] == "/sessions/{session_id}/messages"
     assert secret not in log
 
